@@ -1,0 +1,80 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import type { Logger } from 'pino';
+import { AppRegistry } from './apps/registry.ts';
+import { ApiKeyVerifier } from './auth/authenticate.ts';
+import { type Clock, systemClock } from './clock.ts';
+import { type Config, LIMITS } from './config.ts';
+import type { AppDeps } from './context.ts';
+import { createEnvelope, createKms } from './crypto/envelope.ts';
+import { openDatabase } from './db/database.ts';
+import { SlidingWindowLimiter } from './execute/rate-limit.ts';
+import { createHttpServer } from './http.ts';
+import { createLogger } from './logger.ts';
+import { createMetrics } from './metrics.ts';
+
+export interface App {
+  deps: AppDeps;
+  server: Server;
+  /** Listens on config.host:config.port (port 0 picks a free one) and answers the bound URL. */
+  listen(): Promise<string>;
+  /** Stops accepting, lets in-flight requests finish (up to the grace time), closes the database. */
+  close(): Promise<void>;
+}
+
+export interface AppOptions {
+  clock?: Clock;
+  logger?: Logger;
+}
+
+/** Builds the whole service from a parsed config: database (migrated), dependencies, HTTP server. */
+export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const clock = options.clock ?? systemClock;
+  // The KMS first: a bad key setting must stop start-up before anything is opened.
+  const envelope = createEnvelope({ kms: await createKms(config.kms) });
+  const db = await openDatabase(config.databaseUrl);
+  const deps: AppDeps = {
+    config,
+    db,
+    clock,
+    logger,
+    keys: new ApiKeyVerifier(db.prisma, clock, logger, config.adminKey),
+    envelope,
+    apps: new AppRegistry(db.prisma, envelope, clock, logger),
+    limiter: new SlidingWindowLimiter(config.rateLimitPerKeyPerMin),
+  };
+  const server = createHttpServer(deps, createMetrics());
+  let closing: Promise<void> | undefined;
+
+  return {
+    deps,
+    server,
+    listen: () =>
+      new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(config.port, config.host, () => {
+          server.off('error', reject);
+          const { port } = server.address() as AddressInfo;
+          const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+          resolve(`http://${host}:${port}`);
+        });
+      }),
+    close: () => {
+      closing ??= (async () => {
+        await new Promise<void>((resolve) => {
+          const force = setTimeout(() => server.closeAllConnections(), LIMITS.shutdownGraceMs);
+          force.unref();
+          server.close(() => {
+            clearTimeout(force);
+            resolve();
+          });
+          // Keep-alive sockets with no request in flight would hold close() open.
+          server.closeIdleConnections();
+        });
+        await db.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,207 @@
+/**
+ * A tool call → the upstream HTTP request (CONTRACT.md §2). Call it with parameters that passed
+ * `validateParameters`; it still never throws on other input and answers with issues instead.
+ *
+ * Security: the final URL keeps baseUrl's scheme, host and port, and its path starts with baseUrl's
+ * path. Values are percent-encoded (so `/`, `?`, `#`, `%`, `\`, `@` in a value stay inside it), a
+ * path segment made from a value may not be empty, `.` or `..`, and the built URL is parsed back and
+ * compared with what was built, so no normalization by the URL parser can move it.
+ */
+import type { Issue } from '../../shared/errors.ts';
+import { RESERVED_HEADERS, TOKEN } from './operations.ts';
+import { escapeToken, isObject, setOwn } from './pointer.ts';
+import {
+  encodeStrict,
+  serializeCookie,
+  serializeHeader,
+  serializePath,
+  serializeQuery,
+} from './serialize.ts';
+import type { Tool, ToolParameter } from './types.ts';
+
+export interface UpstreamRequest {
+  method: string;
+  url: URL;
+  /** Lower-case header names. */
+  headers: Record<string, string>;
+  /** JSON text of the body, when the tool has one and the call gave it. */
+  body?: string;
+}
+
+export type BuildOutcome = ({ ok: true } & UpstreamRequest) | { ok: false; issues: Issue[] };
+
+export interface BuildOptions {
+  /**
+   * Credentials the service adds (an api_key header or query parameter). Applied last: they replace
+   * a header of the same name and every query pair of the same name, whatever the caller sent.
+   */
+  credentials?: { headers?: Record<string, string>; query?: Record<string, string> };
+}
+
+/** A header value: visible ASCII, spaces and tabs; nothing that could end the field or the head. */
+const FIELD_VALUE = /^[\t\x20-\x7e]*$/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+export function buildUpstreamRequest(
+  tool: Tool,
+  baseUrl: string,
+  parameters: unknown,
+  options: BuildOptions = {},
+): BuildOutcome {
+  const values = isObject(parameters) ? parameters : {};
+  const issues: Issue[] = [];
+  const problem = (parameter: ToolParameter, message: string) =>
+    issues.push({ path: `/${escapeToken(parameter.name)}`, message });
+
+  let base: URL;
+  try {
+    base = new URL(baseUrl);
+  } catch {
+    return { ok: false, issues: [{ path: '', message: 'The app has no valid base URL.' }] };
+  }
+  if (base.protocol !== 'http:' && base.protocol !== 'https:') {
+    return { ok: false, issues: [{ path: '', message: 'The app base URL must be http or https.' }] };
+  }
+
+  const given = new Map<ToolParameter, unknown>();
+  for (const parameter of tool.parameters) {
+    if (!Object.hasOwn(values, parameter.name) || values[parameter.name] === undefined) {
+      if (parameter.required) problem(parameter, `Required parameter "${parameter.name}" is missing.`);
+      continue;
+    }
+    const value = values[parameter.name];
+    if (hasLoneSurrogate(value)) {
+      problem(parameter, 'Must be well-formed Unicode text (it holds a lone surrogate).');
+      continue;
+    }
+    given.set(parameter, value);
+  }
+  if (issues.length > 0) return { ok: false, issues };
+
+  const path = expandPath(tool, given, problem);
+  const query: string[] = [];
+  const cookies: string[] = [];
+  const headers: Record<string, string> = {};
+  for (const [parameter, value] of given) {
+    if (parameter.in === 'query') query.push(...serializeQuery(parameter, value));
+    if (parameter.in === 'cookie') cookies.push(...serializeCookie(parameter, value));
+    if (parameter.in === 'header') {
+      const name = parameter.name.toLowerCase();
+      const text = serializeHeader(parameter, value);
+      if (!TOKEN.test(name) || RESERVED_HEADERS.has(name)) {
+        problem(parameter, `Header "${parameter.name}" can't be set by a tool call.`);
+      } else if (!FIELD_VALUE.test(text)) {
+        problem(parameter, 'Must be printable ASCII text without line breaks or control characters.');
+      } else {
+        setOwn(headers, name, text);
+      }
+    }
+  }
+  if (issues.length > 0 || path === null) return { ok: false, issues };
+
+  if (cookies.length > 0) headers.cookie = cookies.join('; ');
+  if (tool.accept !== null) headers.accept = tool.accept;
+  let body: string | undefined;
+  // JSON.stringify escapes lone surrogates, so any JSON value makes a valid body.
+  if (tool.body && Object.hasOwn(values, 'body') && values.body !== undefined) {
+    body = JSON.stringify(values.body);
+    headers['content-type'] = tool.body.contentType;
+  }
+
+  const credentials = options.credentials ?? {};
+  for (const [name, value] of Object.entries(credentials.headers ?? {}))
+    setOwn(headers, name.toLowerCase(), value);
+  const credentialQuery = Object.entries(credentials.query ?? {});
+  const replaced = new Set(credentialQuery.map(([name]) => name));
+  const pairs = [...base.search.slice(1).split('&').filter(Boolean), ...query].filter(
+    (pair) => !replaced.has(safeDecode(pair.split('=')[0] ?? '')),
+  );
+  for (const [name, value] of credentialQuery) pairs.push(`${encodeStrict(name)}=${encodeStrict(value)}`);
+
+  const prefix = base.pathname.replace(/\/+$/, '');
+  const fullPath = prefix + path;
+  const built = `${base.origin}${fullPath}${pairs.length > 0 ? `?${pairs.join('&')}` : ''}`;
+  const url = parseUrl(built);
+  const contained =
+    url !== null &&
+    url.protocol === base.protocol &&
+    url.host === base.host &&
+    url.username === '' &&
+    url.password === '' &&
+    url.hash === '' &&
+    url.pathname === fullPath &&
+    (prefix === '' || url.pathname.startsWith(`${prefix}/`));
+  if (!contained) {
+    return { ok: false, issues: [{ path: '', message: "The request would leave the operation's URL." }] };
+  }
+  return { ok: true, method: tool.method, url, headers, ...(body !== undefined ? { body } : {}) };
+}
+
+/**
+ * The operation's path with its expressions expanded, or null with problems recorded. A segment
+ * holding an expression may not come out empty, `.` or `..`: that would address another resource.
+ */
+function expandPath(
+  tool: Tool,
+  given: Map<ToolParameter, unknown>,
+  problem: (parameter: ToolParameter, message: string) => void,
+): string | null {
+  let ok = true;
+  const segments = tool.pathTemplate.split('/').map((segment) => {
+    const used: ToolParameter[] = [];
+    const expanded = segment
+      .split(/(\{[^{}]*\})/)
+      .map((part) => {
+        const name = /^\{([^{}]*)\}$/.exec(part)?.[1];
+        if (name === undefined) return encodeTemplateText(part);
+        const parameter = tool.parameters.find((p) => p.in === 'path' && p.name === name);
+        if (!parameter || !given.has(parameter)) {
+          ok = false; // reported as a missing required parameter
+          return '';
+        }
+        used.push(parameter);
+        return serializePath(parameter, given.get(parameter));
+      })
+      .join('');
+    if (used.length > 0 && ['', '.', '..'].includes(expanded)) {
+      ok = false;
+      for (const parameter of used) {
+        problem(
+          parameter,
+          'Must not make an empty, "." or ".." path segment: it would address another resource.',
+        );
+      }
+    }
+    return expanded;
+  });
+  return ok ? segments.join('/') : null;
+}
+
+/** The template's own text, made a valid path: characters a path can't hold raw are encoded. */
+function encodeTemplateText(text: string): string {
+  return text.replace(/[^A-Za-z0-9\-._~!$&'()*+,;=:@%]/gu, (char) => encodeURIComponent(char));
+}
+
+function parseUrl(text: string): URL | null {
+  try {
+    return new URL(text);
+  } catch {
+    return null;
+  }
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+function hasLoneSurrogate(value: unknown): boolean {
+  if (typeof value === 'string') return LONE_SURROGATE.test(value);
+  if (Array.isArray(value)) return value.some(hasLoneSurrogate);
+  if (isObject(value))
+    return Object.entries(value).some(([k, v]) => LONE_SURROGATE.test(k) || hasLoneSurrogate(v));
+  return false;
+}

@@ -1,0 +1,126 @@
+import { z } from 'zod';
+
+/**
+ * Every environment variable of CONTRACT.md §7, parsed once. Nothing else reads process.env.
+ * Limits and time-outs that are not configurable live here too, so each has one home.
+ */
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const integer = (min: number, max: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, `must be a whole number from ${min} to ${max}`)
+    .transform(Number)
+    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+
+const envSchema = z
+  .object({
+    PORT: integer(0, 65535).default(3000),
+    HOST: z.string().trim().min(1, 'must not be empty').default('127.0.0.1'),
+    PUBLIC_URL: z
+      .url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' })
+      .transform((value) => value.replace(/\/+$/, ''))
+      .optional(),
+    DATABASE_URL: z
+      .string()
+      .trim()
+      .regex(
+        /^(pglite:.+|postgres(ql)?:\/\/.+)$/,
+        'must be pglite:<dir>, pglite:memory or postgresql://…',
+      )
+      .default('pglite:./.toolgate/db'),
+    TOOLGATE_ADMIN_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
+    KMS: z.enum(['local', 'azure-key-vault'], { error: 'must be local or azure-key-vault' }).default('local'),
+    LOCAL_KEK: z
+      .string()
+      .trim()
+      // 32 bytes are 43 base64 characters and one padding character.
+      .regex(/^[A-Za-z0-9+/]{43}=?$/, 'must be the base64 of exactly 32 bytes')
+      .optional(),
+    AZURE_KEY_VAULT_KEY_ID: z
+      .url({ protocol: /^https?$/, error: 'must be the URL of a Key Vault key' })
+      .optional(),
+    MAX_BODY_BYTES: integer(1024, 64 * 1024 * 1024).default(1024 * 1024),
+    UPSTREAM_TIMEOUT_MS: integer(1, 600_000).default(30_000),
+    RATE_LIMIT_PER_KEY_PER_MIN: integer(0, 10_000_000).default(600),
+    LOG_LEVEL: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+  })
+  .superRefine((env, ctx) => {
+    if (env.KMS === 'azure-key-vault' && !env.AZURE_KEY_VAULT_KEY_ID) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['AZURE_KEY_VAULT_KEY_ID'],
+        message: 'is required when KMS=azure-key-vault',
+      });
+    }
+  });
+
+export interface Config {
+  port: number;
+  host: string;
+  publicUrl: string;
+  databaseUrl: string;
+  adminKey: string | undefined;
+  kms: { kind: 'local'; kek: string | undefined; kekPath: string } | { kind: 'azure-key-vault'; keyId: string };
+  maxBodyBytes: number;
+  upstreamTimeoutMs: number;
+  rateLimitPerKeyPerMin: number;
+  logLevel: (typeof LOG_LEVELS)[number];
+}
+
+/** Fixed limits (CONTRACT.md §6) and internal timings: the one home of each number. */
+export const LIMITS = {
+  oauthStateTtlMs: 10 * 60 * 1000,
+  /** Used or expired states stay known this long past expiry, so late callbacks still redirect. */
+  oauthStateRetentionMs: 24 * 60 * 60 * 1000,
+  idempotencyTtlMs: 24 * 60 * 60 * 1000,
+  upstreamBodyExcerptBytes: 64 * 1024,
+  /** A revoked key stops working within this time on every server. */
+  apiKeyRecheckMs: 4_000,
+  apiKeyCacheSize: 10_000,
+  apiKeyLastUsedWriteMs: 60_000,
+  refreshSkewMs: 60_000,
+  shutdownGraceMs: 10_000,
+} as const;
+
+export type ConfigResult = { ok: true; config: Config } | { ok: false; variable: string; problem: string };
+
+/** Treats empty strings as unset, as shells and .env files commonly produce them. */
+function present(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) if (value !== undefined && value !== '') out[key] = value;
+  return out;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv): ConfigResult {
+  const parsed = envSchema.safeParse(present(env));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return {
+      ok: false,
+      variable: String(issue?.path[0] ?? 'environment'),
+      problem: issue?.message ?? 'is invalid',
+    };
+  }
+  const e = parsed.data;
+  return {
+    ok: true,
+    config: {
+      port: e.PORT,
+      host: e.HOST,
+      publicUrl: e.PUBLIC_URL ?? `http://${e.HOST.includes(':') ? `[${e.HOST}]` : e.HOST}:${e.PORT}`,
+      databaseUrl: e.DATABASE_URL,
+      adminKey: e.TOOLGATE_ADMIN_KEY,
+      kms:
+        e.KMS === 'azure-key-vault'
+          ? { kind: 'azure-key-vault', keyId: e.AZURE_KEY_VAULT_KEY_ID as string }
+          : { kind: 'local', kek: e.LOCAL_KEK, kekPath: './.toolgate/kek' },
+      maxBodyBytes: e.MAX_BODY_BYTES,
+      upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
+      rateLimitPerKeyPerMin: e.RATE_LIMIT_PER_KEY_PER_MIN,
+      logLevel: e.LOG_LEVEL,
+    },
+  };
+}

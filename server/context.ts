@@ -1,0 +1,55 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Logger } from 'pino';
+import type { AppRegistry } from './apps/registry.ts';
+import type { ApiKeyVerifier } from './auth/authenticate.ts';
+import type { Clock } from './clock.ts';
+import type { Config } from './config.ts';
+import type { Envelope } from './crypto/envelope.ts';
+import type { Database } from './db/database.ts';
+import type { SlidingWindowLimiter } from './execute/rate-limit.ts';
+
+/** What lives as long as the server: built once in app.ts, shared by every request. */
+export interface AppDeps {
+  config: Config;
+  db: Database;
+  clock: Clock;
+  logger: Logger;
+  keys: ApiKeyVerifier;
+  envelope: Envelope;
+  apps: AppRegistry;
+  limiter: SlidingWindowLimiter;
+}
+
+/** Status and headers a procedure may set on its REST answer (success only; errors carry their own). */
+export interface ResponseMeta {
+  status?: number;
+  headers: Record<string, string>;
+}
+
+export interface Context {
+  deps: AppDeps;
+  requestId: string;
+  headers: IncomingHttpHeaders;
+  log: Logger;
+  response: ResponseMeta;
+  /** performance.now() at arrival: meta.duration_ms is the whole call as the server saw it. */
+  startedAt: number;
+}
+
+/** The transport-free context: tests and other surfaces build it directly. */
+export function createContextInner(deps: AppDeps, request: { requestId: string; headers: IncomingHttpHeaders; startedAt?: number }): Context {
+  return {
+    deps,
+    requestId: request.requestId,
+    headers: request.headers,
+    log: deps.logger.child({ requestId: request.requestId }),
+    response: { headers: {} },
+    startedAt: request.startedAt ?? performance.now(),
+  };
+}
+
+/** A single-valued header; a repeated header counts as malformed. */
+export function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? undefined : value;
+}

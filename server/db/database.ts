@@ -1,0 +1,149 @@
+// Opens the database named by DATABASE_URL (CONTRACT §7), brings its schema up to date and hands
+// out the Prisma client: PostgreSQL through @prisma/adapter-pg, or embedded PGlite (same SQL
+// dialect, no server) through pglite-prisma-adapter.
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
+import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { PrismaClient } from './generated/client.ts';
+import { applyMigrations, type MigrationSession } from './migrate.ts';
+import { lockPgliteDir } from './pglite-lock.mjs';
+
+export interface Database {
+  prisma: PrismaClient;
+  kind: 'pglite' | 'postgres';
+  /** Resolves when the database answers a query through Prisma (for /readyz). */
+  ping(): Promise<void>;
+  /** Disconnects Prisma and closes the driver; safe to call twice. */
+  close(): Promise<void>;
+}
+
+export type DatabaseTarget =
+  | { kind: 'pglite' /** absolute folder, or undefined for `pglite:memory` */; dataDir: string | undefined }
+  | { kind: 'postgres'; url: string };
+
+/** DATABASE_URL is not one of the accepted forms. The message never repeats the URL (it may hold a password). */
+export class DatabaseUrlError extends Error {
+  override name = 'DatabaseUrlError';
+}
+
+/** How long openDatabase waits for another process (e.g. a Prisma CLI run) to let go of a PGlite folder. */
+const PGLITE_LOCK_WAIT_MS = 5_000;
+
+/** Parses `pglite:memory`, `pglite:<dir>` (relative to the working directory) or `postgres(ql)://…`. */
+export function parseDatabaseUrl(url: string): DatabaseTarget {
+  if (url === 'pglite:memory') return { kind: 'pglite', dataDir: undefined };
+  if (url.startsWith('pglite:')) {
+    const dir = url.slice('pglite:'.length);
+    if (dir.trim() === '')
+      throw new DatabaseUrlError('pglite: needs a folder, as in pglite:./.toolgate/db, or pglite:memory');
+    return { kind: 'pglite', dataDir: path.resolve(dir) };
+  }
+  if (url.startsWith('postgresql://') || url.startsWith('postgres://')) {
+    try {
+      new URL(url);
+    } catch {
+      throw new DatabaseUrlError('is not a valid postgresql:// URL');
+    }
+    return { kind: 'postgres', url };
+  }
+  const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0];
+  throw new DatabaseUrlError(
+    `${scheme ? `scheme ${scheme} is not supported` : 'is not a database URL'}: use postgresql://…, postgres://…, pglite:<dir> or pglite:memory`,
+  );
+}
+
+/** Opens the database, applies pending migrations, and returns the Prisma client over it. */
+export async function openDatabase(url: string): Promise<Database> {
+  const target = parseDatabaseUrl(url);
+  return target.kind === 'pglite' ? openPglite(target.dataDir) : openPostgres(target.url);
+}
+
+async function openPglite(dataDir: string | undefined): Promise<Database> {
+  let release = () => {};
+  if (dataDir) {
+    mkdirSync(dataDir, { recursive: true });
+    release = await lockPgliteDir(dataDir, { waitMs: PGLITE_LOCK_WAIT_MS });
+  }
+  let db: PGlite;
+  try {
+    db = await PGlite.create(dataDir ?? 'memory://');
+  } catch (error) {
+    release();
+    throw pgliteOpenError(dataDir, error);
+  }
+  const session: MigrationSession = {
+    query: async <Row>(sql: string, params?: unknown[]) => (await db.query<Row>(sql, params)).rows,
+    exec: async (script) => {
+      await db.exec(script);
+    },
+  };
+  try {
+    await applyMigrations(session);
+  } catch (error) {
+    await db.close().catch(() => {});
+    release();
+    throw error;
+  }
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(db) });
+  return database('pglite', prisma, async () => {
+    await db.close();
+    release();
+  });
+}
+
+/** PGlite cannot open a folder written by another PGlite major (another PostgreSQL major). */
+function pgliteOpenError(dataDir: string | undefined, cause: unknown): Error {
+  const versionFile = dataDir && path.join(dataDir, 'PG_VERSION');
+  const version =
+    versionFile && existsSync(versionFile) ? readFileSync(versionFile, 'utf8').trim() : undefined;
+  const hint = version
+    ? ` (the folder holds PostgreSQL ${version} data; a folder made by another PGlite major version cannot be opened: dump it with that version, or use another folder)`
+    : '';
+  return new Error(`cannot open PGlite database ${dataDir ?? 'in memory'}${hint}`, { cause });
+}
+
+async function openPostgres(url: string): Promise<Database> {
+  const pool = new pg.Pool({ connectionString: url });
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  try {
+    const client = await pool.connect();
+    try {
+      await applyMigrations({
+        query: async <Row>(sql: string, params?: unknown[]) =>
+          (await client.query(sql, params)).rows as Row[],
+        exec: async (script) => {
+          await client.query(script);
+        },
+      });
+    } finally {
+      client.release();
+    }
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw error;
+  }
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  return database('postgres', prisma, () => pool.end());
+}
+
+function database(kind: Database['kind'], prisma: PrismaClient, closeDriver: () => Promise<void>): Database {
+  let closing: Promise<void> | undefined;
+  return {
+    prisma,
+    kind,
+    async ping() {
+      await prisma.$queryRawUnsafe('SELECT 1');
+    },
+    close() {
+      closing ??= (async () => {
+        await prisma.$disconnect();
+        await closeDriver();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,20 @@
+import { router } from '../trpc.ts';
+import { apiKeysRouter } from './admin/apiKeys.ts';
+import { appsRouter } from './admin/apps.ts';
+import { clientsRouter } from './admin/clients.ts';
+import { redirectUrisRouter } from './admin/redirectUris.ts';
+import { proxyProcedure } from './agent/proxy.ts';
+import { listToolsProcedure } from './agent/tools.ts';
+
+export const appRouter = router({
+  proxy: proxyProcedure,
+  tools: router({ list: listToolsProcedure }),
+  admin: router({
+    clients: clientsRouter,
+    redirectUris: redirectUrisRouter,
+    apiKeys: apiKeysRouter,
+    apps: appsRouter,
+  }),
+});
+
+export type AppRouter = typeof appRouter;

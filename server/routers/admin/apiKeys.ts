@@ -1,0 +1,53 @@
+import { createApiKeyInput, createApiKeyOutput, okOutput, revokeApiKeyInput } from '../../../shared/schemas/admin.ts';
+import { apiError } from '../../../shared/errors.ts';
+import { createApiKey, revokeApiKey } from '../../admin/api-keys.ts';
+import { ApiProblem } from '../../problem.ts';
+import { adminProcedure, router } from '../../trpc.ts';
+
+export const apiKeysRouter = router({
+  create: adminProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/admin/clients/{clientId}/api-keys',
+        tags: ['admin'],
+        summary: 'Issue an API key to a client (the key is shown this once)',
+        protect: true,
+      },
+    })
+    .input(createApiKeyInput)
+    .output(createApiKeyOutput)
+    .mutation(async ({ ctx, input }) => {
+      const outcome = await createApiKey(ctx.deps.db.prisma, input, new Date(ctx.deps.clock.now()));
+      if (outcome.ok) return { keyId: outcome.keyId, apiKey: outcome.apiKey, scopes: outcome.scopes };
+      if (outcome.error === 'client_not_found') throw new ApiProblem(apiError('not_found', 'No client has this id.'));
+      throw new ApiProblem(
+        apiError('invalid_request', 'Some scopes are not known.', {
+          issues: outcome.scopes.map(({ index, scope }) => ({
+            path: `/scopes/${index}`,
+            message: `Unknown scope "${scope}".`,
+          })),
+        }),
+      );
+    }),
+
+  revoke: adminProcedure
+    .meta({
+      openapi: {
+        method: 'DELETE',
+        path: '/admin/api-keys/{keyId}',
+        tags: ['admin'],
+        summary: 'Revoke an API key (every server stops accepting it within 5 s)',
+        protect: true,
+      },
+    })
+    .input(revokeApiKeyInput)
+    .output(okOutput)
+    .mutation(async ({ ctx, input }) => {
+      if (!(await revokeApiKey(ctx.deps.db.prisma, input.keyId, new Date(ctx.deps.clock.now())))) {
+        throw new ApiProblem(apiError('not_found', 'No API key has this id.'));
+      }
+      ctx.deps.keys.evictKey(input.keyId);
+      return { ok: true as const };
+    }),
+});

@@ -1,0 +1,64 @@
+import { apiError } from '../../../shared/errors.ts';
+import { appIdInput, appSchema, listAppsOutput, putAppInput, putAppOutput } from '../../../shared/schemas/apps.ts';
+import { okOutput } from '../../../shared/schemas/admin.ts';
+import { z } from 'zod';
+import { appView, deleteApp, putApp } from '../../apps/apps.ts';
+import type { LoadedApp } from '../../apps/registry.ts';
+import { ApiProblem } from '../../problem.ts';
+import { adminProcedure, router } from '../../trpc.ts';
+
+const view = (app: LoadedApp) =>
+  appView({ appId: app.appId, provider: app.provider, baseUrl: app.baseUrl, auth: app.auth, tools: [...app.compiled.tools.keys()], updatedAt: app.updatedAt });
+
+const appNotFound = (appId: string) =>
+  new ApiProblem(apiError('app_not_found', `No app ${appId} is registered.`, { app_id: appId }));
+
+export const appsRouter = router({
+  put: adminProcedure
+    .meta({
+      openapi: {
+        method: 'PUT',
+        path: '/admin/apps/{appId}',
+        tags: ['admin'],
+        summary: 'Register or replace an app from its OpenAPI document',
+        protect: true,
+      },
+    })
+    .input(putAppInput)
+    .output(putAppOutput)
+    .mutation(async ({ ctx, input }) => {
+      const outcome = await putApp(ctx.deps.db.prisma, ctx.deps.envelope, input, new Date(ctx.deps.clock.now()));
+      if (!outcome.ok) {
+        throw new ApiProblem(apiError('invalid_request', 'The app registration has problems.', { issues: outcome.issues }));
+      }
+      ctx.deps.apps.invalidate(input.appId);
+      return { appId: outcome.appId, tools: outcome.tools };
+    }),
+
+  list: adminProcedure
+    .meta({ openapi: { method: 'GET', path: '/admin/apps', tags: ['admin'], summary: 'List registered apps', protect: true } })
+    .input(z.object({}))
+    .output(listAppsOutput)
+    .query(async ({ ctx }) => ({ apps: (await ctx.deps.apps.list()).map(view) })),
+
+  get: adminProcedure
+    .meta({ openapi: { method: 'GET', path: '/admin/apps/{appId}', tags: ['admin'], summary: 'Read one app', protect: true } })
+    .input(appIdInput)
+    .output(appSchema)
+    .query(async ({ ctx, input }) => {
+      const app = await ctx.deps.apps.get(input.appId);
+      if (!app) throw appNotFound(input.appId);
+      return view(app);
+    }),
+
+  remove: adminProcedure
+    .meta({ openapi: { method: 'DELETE', path: '/admin/apps/{appId}', tags: ['admin'], summary: 'Delete an app and its grants', protect: true } })
+    .input(appIdInput)
+    .output(okOutput)
+    .mutation(async ({ ctx, input }) => {
+      const deleted = await deleteApp(ctx.deps.db.prisma, input.appId);
+      ctx.deps.apps.invalidate(input.appId);
+      if (!deleted) throw appNotFound(input.appId);
+      return { ok: true as const };
+    }),
+});

@@ -1,0 +1,30 @@
+import { z } from 'zod';
+
+/** Bodies of the agent endpoints (CONTRACT.md §2). */
+
+export const proxyInput = z.object({
+  toolId: z.string().min(1).max(400),
+  parameters: z.record(z.string(), z.unknown()),
+});
+export type ProxyInput = z.infer<typeof proxyInput>;
+
+export const proxyOutput = z.object({
+  ok: z.literal(true),
+  data: z.unknown(),
+  meta: z.object({ tool_id: z.string(), duration_ms: z.number().int(), provider: z.string() }),
+});
+export type ProxySuccess = z.infer<typeof proxyOutput>;
+
+export const toolSchema = z.object({
+  toolId: z.string(),
+  appId: z.string(),
+  name: z.string(),
+  description: z.string(),
+  parameters: z.record(z.string(), z.unknown()),
+  requiresUserAuth: z.boolean(),
+  scopes: z.array(z.string()),
+});
+export type ToolView = z.infer<typeof toolSchema>;
+
+export const listToolsInput = z.object({ appId: z.string().min(1).max(128).optional() });
+export const listToolsOutput = z.object({ tools: z.array(toolSchema) });

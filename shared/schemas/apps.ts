@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import { appIdSchema, PROVIDER_PATTERN } from '../ids.ts';
+
+/** App registration (CONTRACT.md §5). Secrets (`value`, `clientSecret`) are write-only. */
+
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' });
+const HEADER_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+export const noneAuthSchema = z.object({ type: z.literal('none') });
+
+export const apiKeyAuthSchema = z.object({
+  type: z.literal('api_key'),
+  in: z.enum(['header', 'query']),
+  name: z.string().min(1).max(256).regex(HEADER_TOKEN, 'must be a valid header or query name'),
+  value: z.string().min(1).max(8192),
+});
+
+export const oauth2AuthSchema = z.object({
+  type: z.literal('oauth2'),
+  authorizationUrl: httpUrl,
+  tokenUrl: httpUrl,
+  revocationUrl: httpUrl.optional(),
+  clientId: z.string().min(1).max(1024),
+  clientSecret: z.string().min(1).max(8192),
+  scopes: z.array(z.string().min(1).max(512)).max(256),
+  tokenAuthMethod: z.enum(['client_secret_basic', 'client_secret_post']).default('client_secret_basic'),
+  extraAuthParams: z.record(z.string(), z.string()).optional(),
+});
+
+export const appAuthSchema = z.discriminatedUnion('type', [noneAuthSchema, apiKeyAuthSchema, oauth2AuthSchema]);
+export type AppAuth = z.infer<typeof appAuthSchema>;
+
+export const putAppInput = z.object({
+  appId: appIdSchema,
+  provider: z.string().max(128).regex(PROVIDER_PATTERN, 'must be <vendor>.<product>, lowercase, e.g. github.rest'),
+  baseUrl: httpUrl.optional(),
+  openapi: z.union([z.record(z.string(), z.unknown()), z.string().min(1)]),
+  auth: appAuthSchema,
+});
+export type PutAppInput = z.infer<typeof putAppInput>;
+
+export const putAppOutput = z.object({ appId: z.string(), tools: z.array(z.string()) });
+
+/** `auth` as shown back: every secret stripped. */
+export const publicAuthSchema = z.discriminatedUnion('type', [
+  noneAuthSchema,
+  apiKeyAuthSchema.omit({ value: true }),
+  oauth2AuthSchema.omit({ clientSecret: true }),
+]);
+export type PublicAuth = z.infer<typeof publicAuthSchema>;
+
+export const appSchema = z.object({
+  appId: z.string(),
+  provider: z.string(),
+  baseUrl: z.string(),
+  auth: publicAuthSchema,
+  tools: z.array(z.string()),
+  updatedAt: z.string(),
+});
+export type AppView = z.infer<typeof appSchema>;
+
+export const appIdInput = z.object({ appId: appIdSchema });
+export const listAppsOutput = z.object({ apps: z.array(appSchema) });

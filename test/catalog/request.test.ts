@@ -1,0 +1,380 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildUpstreamRequest } from '../../server/catalog/request.ts';
+import type { Tool, ToolParameter } from '../../server/catalog/types.ts';
+import { createUpstreamOpenApi } from '../support/upstream-openapi.ts';
+import { compiled } from './helpers.ts';
+
+const BASE = 'http://api.example.test:8080/v1';
+let tools: Map<string, Tool>;
+
+beforeAll(async () => {
+  tools = new Map(
+    [...(await compiled(createUpstreamOpenApi(BASE))).tools].map(([name, { tool }]) => [name, tool]),
+  );
+});
+
+function tool(name: string): Tool {
+  const found = tools.get(name);
+  if (!found) throw new Error(`no tool ${name}`);
+  return found;
+}
+
+function param(
+  name: string,
+  location: ToolParameter['in'],
+  extra: Partial<ToolParameter> = {},
+): ToolParameter {
+  const style = { path: 'simple', query: 'form', header: 'simple', cookie: 'form' }[
+    location
+  ] as ToolParameter['style'];
+  return {
+    name,
+    in: location,
+    required: location === 'path',
+    schema: {},
+    style,
+    explode: style === 'form',
+    allowReserved: false,
+    ...extra,
+  };
+}
+
+function makeTool(pathTemplate: string, parameters: ToolParameter[], extra: Partial<Tool> = {}): Tool {
+  return {
+    name: 't',
+    method: 'GET',
+    pathTemplate,
+    description: '',
+    parameters,
+    body: null,
+    scopes: [],
+    accept: null,
+    parametersSchema: {},
+    ...extra,
+  };
+}
+
+/** The URL of a successful build, as text. */
+function urlOf(t: Tool, parameters: Record<string, unknown>, base = BASE): string {
+  const result = buildUpstreamRequest(t, base, parameters);
+  if (!result.ok) throw new Error(JSON.stringify(result.issues));
+  return result.url.href;
+}
+
+describe('buildUpstreamRequest: the whole request', () => {
+  it('builds method, URL, headers and JSON body', () => {
+    expect(
+      buildUpstreamRequest(tool('createItem'), BASE, { body: { title: 'Tea', labels: ['hot'] } }),
+    ).toEqual({
+      ok: true,
+      method: 'POST',
+      url: new URL('http://api.example.test:8080/v1/items'),
+      headers: { accept: 'application/json', 'content-type': 'application/json' },
+      body: '{"title":"Tea","labels":["hot"]}',
+    });
+  });
+
+  it('sends no body and no content type when an optional body is absent', () => {
+    const t = makeTool('/x', [], {
+      method: 'PATCH',
+      body: { required: false, schema: {}, contentType: 'application/merge-patch+json' },
+    });
+    expect(buildUpstreamRequest(t, BASE, {})).toEqual({
+      ok: true,
+      method: 'PATCH',
+      url: new URL('http://api.example.test:8080/v1/x'),
+      headers: {},
+    });
+    const withBody = buildUpstreamRequest(t, BASE, { body: null });
+    expect(withBody).toMatchObject({
+      ok: true,
+      body: 'null',
+      headers: { 'content-type': 'application/merge-patch+json' },
+    });
+  });
+});
+
+describe('buildUpstreamRequest: path parameters', () => {
+  it('joins the base path and the operation path', () => {
+    expect(urlOf(tool('getItem'), { itemId: 'a1' })).toBe('http://api.example.test:8080/v1/items/a1');
+    expect(urlOf(tool('getItem'), { itemId: 'a1' }, 'http://api.example.test:8080/v1/')).toBe(
+      'http://api.example.test:8080/v1/items/a1',
+    );
+    expect(urlOf(tool('getItem'), { itemId: 'a1' }, 'http://api.example.test')).toBe(
+      'http://api.example.test/items/a1',
+    );
+  });
+
+  it('percent-encodes everything but unreserved characters', () => {
+    expect(urlOf(tool('getItem'), { itemId: "a/b?c#d%e@f:g h\\i;j,k=l&m+n'o(p)*!~._-é" })).toBe(
+      'http://api.example.test:8080/v1/items/a%2Fb%3Fc%23d%25e%40f%3Ag%20h%5Ci%3Bj%2Ck%3Dl%26m%2Bn%27o%28p%29%2A%21~._-%C3%A9',
+    );
+  });
+
+  it.each([
+    ['../admin', '/v1/items/..%2Fadmin'],
+    ['..%2fadmin', '/v1/items/..%252fadmin'],
+    ['%2e%2e%2f%2e%2e%2fadmin', '/v1/items/%252e%252e%252f%252e%252e%252fadmin'],
+    ['%2e%2e', '/v1/items/%252e%252e'],
+    ['//evil.example', '/v1/items/%2F%2Fevil.example'],
+    ['@evil.example', '/v1/items/%40evil.example'],
+    ['http://evil.example/', '/v1/items/http%3A%2F%2Fevil.example%2F'],
+    ['..\\..\\admin', '/v1/items/..%5C..%5Cadmin'],
+    ['\\\\evil.example\\x', '/v1/items/%5C%5Cevil.example%5Cx'],
+    ['a\r\nHost: evil', '/v1/items/a%0D%0AHost%3A%20evil'],
+  ])('keeps %j inside its segment', (itemId, pathname) => {
+    const result = buildUpstreamRequest(tool('getItem'), BASE, { itemId });
+    if (!result.ok) throw new Error(JSON.stringify(result.issues));
+    expect(result.url.origin).toBe('http://api.example.test:8080');
+    expect(result.url.pathname).toBe(pathname);
+    expect(result.url.search).toBe('');
+  });
+
+  it.each(['.', '..', ''])('refuses %j as a whole path segment', (itemId) => {
+    expect(buildUpstreamRequest(tool('getItem'), BASE, { itemId })).toEqual({
+      ok: false,
+      issues: [
+        {
+          path: '/itemId',
+          message: 'Must not make an empty, "." or ".." path segment: it would address another resource.',
+        },
+      ],
+    });
+  });
+
+  it('allows dots inside a segment', () => {
+    expect(urlOf(tool('getItem'), { itemId: '...' })).toBe('http://api.example.test:8080/v1/items/...');
+    expect(urlOf(makeTool('/files/{name}.json', [param('name', 'path')]), { name: '.' })).toBe(
+      'http://api.example.test:8080/v1/files/..json',
+    );
+  });
+
+  it('reports a missing path parameter', () => {
+    expect(buildUpstreamRequest(tool('getItem'), BASE, {})).toEqual({
+      ok: false,
+      issues: [{ path: '/itemId', message: 'Required parameter "itemId" is missing.' }],
+    });
+  });
+
+  it('serializes simple, label and matrix styles', () => {
+    const t = (style: ToolParameter['style'], explode: boolean) =>
+      makeTool('/p/{v}', [param('v', 'path', { style, explode })]);
+    const cases: [ToolParameter['style'], boolean, unknown, string][] = [
+      ['simple', false, 5, '/v1/p/5'],
+      ['simple', false, ['a', 'b c'], '/v1/p/a,b%20c'],
+      ['simple', false, { r: 1, g: 2 }, '/v1/p/r,1,g,2'],
+      ['simple', true, { r: 1, g: 2 }, '/v1/p/r=1,g=2'],
+      ['label', false, 'x', '/v1/p/.x'],
+      ['label', false, ['a', 'b'], '/v1/p/.a,b'],
+      ['label', true, ['a', 'b'], '/v1/p/.a.b'],
+      ['label', true, { r: 1, g: 2 }, '/v1/p/.r=1.g=2'],
+      ['matrix', false, 'x', '/v1/p/;v=x'],
+      ['matrix', false, ['a', 'b'], '/v1/p/;v=a,b'],
+      ['matrix', true, ['a', 'b'], '/v1/p/;v=a;v=b'],
+      ['matrix', false, { r: 1, g: 2 }, '/v1/p/;v=r,1,g,2'],
+      ['matrix', true, { r: 1, g: 2 }, '/v1/p/;r=1;g=2'],
+    ];
+    for (const [style, explode, value, pathname] of cases) {
+      const result = buildUpstreamRequest(t(style, explode), BASE, { v: value });
+      expect({ style, explode, value, pathname: result.ok ? result.url.pathname : result.issues }).toEqual({
+        style,
+        explode,
+        value,
+        pathname,
+      });
+    }
+  });
+
+  it('refuses a label value that would make a ".." segment', () => {
+    const t = makeTool('/p/{v}', [param('v', 'path', { style: 'label' })]);
+    expect(buildUpstreamRequest(t, BASE, { v: '.' })).toEqual({
+      ok: false,
+      issues: [
+        {
+          path: '/v',
+          message: 'Must not make an empty, "." or ".." path segment: it would address another resource.',
+        },
+      ],
+    });
+  });
+});
+
+describe('buildUpstreamRequest: query parameters', () => {
+  it('serializes each style', () => {
+    const result = buildUpstreamRequest(tool('listItems'), BASE, {
+      tags: ['a b', 'c&d'],
+      ids: [1, 2, 3],
+      sizes: ['s', 'm'],
+      colors: ['red', 'blue'],
+      filter: { status: 'open', owner: 'me&you' },
+      point: { x: 1, y: 2 },
+      limit: 10,
+      q: 'a/b?c:d@e&f=g#h+i',
+    });
+    if (!result.ok) throw new Error(JSON.stringify(result.issues));
+    expect(result.url.search).toBe(
+      '?tags=a%20b&tags=c%26d&ids=1,2,3&sizes=s%20m&colors=red|blue&filter[status]=open&filter[owner]=me%26you' +
+        '&x=1&y=2&limit=10&q=a/b?c:d@e%26f%3Dg%23h+i',
+    );
+  });
+
+  it('serializes non-exploded objects and delimited arrays as one value', () => {
+    const t = (style: ToolParameter['style'], explode: boolean) =>
+      makeTool('/q', [param('v', 'query', { style, explode })]);
+    const cases: [ToolParameter['style'], boolean, unknown, string][] = [
+      ['form', true, 'x y', '?v=x%20y'],
+      ['form', true, true, '?v=true'],
+      ['form', true, null, '?v='],
+      ['form', false, { r: 1, g: 'a,b' }, '?v=r,1,g,a%2Cb'],
+      ['spaceDelimited', false, ['a', 'b'], '?v=a%20b'],
+      ['spaceDelimited', true, ['a', 'b'], '?v=a&v=b'],
+      ['pipeDelimited', false, ['a|b', 'c'], '?v=a%7Cb|c'],
+      ['deepObject', true, { a: { b: 1 }, c: ['x', 'y'] }, '?v[a][b]=1&v[c]=x&v[c]=y'],
+      ['form', true, [], ''],
+      ['form', true, {}, ''],
+    ];
+    for (const [style, explode, value, search] of cases) {
+      const result = buildUpstreamRequest(t(style, explode), BASE, { v: value });
+      expect({ style, explode, value, search: result.ok ? result.url.search : result.issues }).toEqual({
+        style,
+        explode,
+        value,
+        search,
+      });
+    }
+  });
+
+  it('sends a parameter described by JSON content as JSON text', () => {
+    const t = makeTool('/q', [param('where', 'query', { contentType: 'application/json' })]);
+    expect(urlOf(t, { where: { a: [1, 'b'] } })).toBe(
+      'http://api.example.test:8080/v1/q?where=%7B%22a%22%3A%5B1%2C%22b%22%5D%7D',
+    );
+  });
+
+  it('keeps the base URL’s query and lets the service’s credentials replace the caller’s pairs', () => {
+    const result = buildUpstreamRequest(
+      tool('listItems'),
+      `${BASE}?api-version=2`,
+      { point: { api_key: 'mine', x: 1 } },
+      {
+        credentials: { query: { api_key: 's3cret/=' } },
+      },
+    );
+    if (!result.ok) throw new Error(JSON.stringify(result.issues));
+    expect(result.url.search).toBe('?api-version=2&x=1&api_key=s3cret%2F%3D');
+  });
+});
+
+describe('buildUpstreamRequest: headers and cookies', () => {
+  it('sends header parameters as headers and cookie parameters as one Cookie header', () => {
+    const result = buildUpstreamRequest(tool('echo'), BASE, {
+      'X-Trace-Id': 'trace 1',
+      'X-Tags': ['a', 'b'],
+      theme: 'dark; admin=1',
+      q: 'x',
+    });
+    expect(result).toEqual({
+      ok: true,
+      method: 'GET',
+      url: new URL('http://api.example.test:8080/v1/echo?q=x'),
+      headers: {
+        'x-trace-id': 'trace 1',
+        'x-tags': 'a,b',
+        cookie: 'theme=dark%3B%20admin%3D1',
+        accept: 'application/json',
+      },
+    });
+  });
+
+  it.each([
+    ['a\r\nX-Injected: 1', 'CR/LF'],
+    ['a\nb', 'LF'],
+    ['a\u0000b', 'NUL'],
+    ['a\u007fb', 'DEL'],
+    ['café', 'non-ASCII'],
+  ])('refuses a header value with %j (%s)', (value) => {
+    expect(buildUpstreamRequest(tool('echo'), BASE, { 'X-Trace-Id': value })).toEqual({
+      ok: false,
+      issues: [
+        {
+          path: '/X-Trace-Id',
+          message: 'Must be printable ASCII text without line breaks or control characters.',
+        },
+      ],
+    });
+  });
+
+  it.each([
+    'Authorization',
+    'Host',
+    'Cookie',
+    'Content-Length',
+    'Transfer-Encoding',
+    'Connection',
+    'Proxy-Authorization',
+  ])('never lets a header parameter set %s', (name) => {
+    const t = makeTool('/h', [param(name, 'header')]);
+    expect(buildUpstreamRequest(t, BASE, { [name]: 'x' })).toEqual({
+      ok: false,
+      issues: [{ path: `/${name}`, message: `Header "${name}" can't be set by a tool call.` }],
+    });
+  });
+
+  it('lets the service’s credential headers replace any caller value', () => {
+    const t = makeTool('/h', [param('X-Api-Key', 'header')]);
+    const result = buildUpstreamRequest(
+      t,
+      BASE,
+      { 'X-Api-Key': 'caller' },
+      { credentials: { headers: { 'X-Api-Key': 'service' } } },
+    );
+    expect(result).toMatchObject({ ok: true, headers: { 'x-api-key': 'service' } });
+  });
+});
+
+describe('buildUpstreamRequest: never throws', () => {
+  it('answers with issues for unusable base URLs', () => {
+    expect(buildUpstreamRequest(tool('getText'), 'not a url', {})).toEqual({
+      ok: false,
+      issues: [{ path: '', message: 'The app has no valid base URL.' }],
+    });
+    expect(buildUpstreamRequest(tool('getText'), 'file:///etc', {})).toEqual({
+      ok: false,
+      issues: [{ path: '', message: 'The app base URL must be http or https.' }],
+    });
+  });
+
+  it('refuses text that is not well-formed Unicode', () => {
+    expect(buildUpstreamRequest(tool('getItem'), BASE, { itemId: 'a\uD800' })).toEqual({
+      ok: false,
+      issues: [{ path: '/itemId', message: 'Must be well-formed Unicode text (it holds a lone surrogate).' }],
+    });
+  });
+
+  it('treats a non-object parameters value as no parameters', () => {
+    expect(buildUpstreamRequest(tool('getText'), BASE, null)).toMatchObject({ ok: true });
+    expect(buildUpstreamRequest(tool('getItem'), BASE, 'x')).toEqual({
+      ok: false,
+      issues: [{ path: '/itemId', message: 'Required parameter "itemId" is missing.' }],
+    });
+  });
+
+  it('sends a header and a path parameter named like Object.prototype members as ordinary values', () => {
+    const t = makeTool('/p/{__proto__}', [param('__proto__', 'path'), param('__proto__', 'header')]);
+    const result = buildUpstreamRequest(t, BASE, JSON.parse('{"__proto__": "v"}'));
+    expect(result).toEqual({
+      ok: true,
+      method: 'GET',
+      url: new URL('http://api.example.test:8080/v1/p/v'),
+      headers: JSON.parse('{"__proto__": "v"}'),
+    });
+  });
+
+  it('reads only own properties of the parameters object', () => {
+    const t = makeTool('/h', [param('constructor', 'query'), param('toString', 'query')]);
+    expect(urlOf(t, {})).toBe('http://api.example.test:8080/v1/h');
+    expect(urlOf(t, JSON.parse('{"constructor":"c","__proto__":"p"}'))).toBe(
+      'http://api.example.test:8080/v1/h?constructor=c',
+    );
+  });
+});

@@ -1,0 +1,123 @@
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { type App, createApp } from '../../server/app.ts';
+import type { Clock } from '../../server/clock.ts';
+import { loadConfig } from '../../server/config.ts';
+import { createLogger } from '../../server/logger.ts';
+import { createTestDatabase } from './db.ts';
+
+export interface TestServer {
+  url: string;
+  app: App;
+  adminKey: string;
+  databaseUrl: string;
+  /** Every log line the server wrote, for secret scans. */
+  logs: string[];
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  env?: Record<string, string>;
+  clock?: Clock;
+  /** Reuse a database (e.g. two servers on one PostgreSQL); otherwise a fresh one is made. */
+  databaseUrl?: string;
+}
+
+export const TEST_LOCAL_KEK = randomBytes(32).toString('base64');
+
+/** A real server on 127.0.0.1:<free port>, on a fresh migrated database of the given backend. */
+export async function startServer(
+  backend: 'pglite' | 'postgres',
+  options: StartOptions = {},
+): Promise<TestServer> {
+  const fresh = options.databaseUrl ? undefined : await createTestDatabase(backend);
+  const databaseUrl = options.databaseUrl ?? (fresh as { url: string }).url;
+  const adminKey = `admin-${randomBytes(24).toString('hex')}`;
+  const loaded = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATABASE_URL: databaseUrl,
+    TOOLGATE_ADMIN_KEY: adminKey,
+    LOCAL_KEK: TEST_LOCAL_KEK,
+    LOG_LEVEL: 'info',
+    ...options.env,
+  });
+  if (!loaded.ok) throw new Error(`test config: ${loaded.variable} ${loaded.problem}`);
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(String(chunk));
+      done();
+    },
+  });
+  const app = await createApp(loaded.config, { logger: createLogger('info', sink), clock: options.clock });
+  const url = await app.listen();
+  return {
+    url,
+    app,
+    adminKey,
+    databaseUrl,
+    logs,
+    close: async () => {
+      await app.close();
+      await fresh?.drop();
+    },
+  };
+}
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+export interface CallOptions {
+  key?: string;
+  clientId?: string;
+  headers?: Record<string, string>;
+  body?: unknown;
+  /** Sent as is, bypassing JSON encoding. */
+  raw?: string | Buffer;
+}
+
+/** One HTTP call to the server, answering status, headers and the parsed body. */
+export async function call(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: CallOptions = {},
+): Promise<Reply> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
+  if (options.clientId !== undefined) headers['x-service-client-id'] = options.clientId;
+  let body: string | Buffer | undefined;
+  if (options.raw !== undefined) body = options.raw;
+  else if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(new URL(path, baseUrl), { method, headers, body });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {}
+  return { status: response.status, headers: response.headers, body: parsed, text };
+}
+
+/** Sets up a client with an API key of the given scopes through the admin REST routes. */
+export async function provisionClient(
+  server: TestServer,
+  scopes: string[],
+  name = 'agent',
+): Promise<{ clientId: string; keyId: string; apiKey: string }> {
+  const client = await call(server.url, 'POST', '/admin/clients', { key: server.adminKey, body: { name } });
+  if (client.status !== 200) throw new Error(`create client: ${client.status} ${client.text}`);
+  const key = await call(server.url, 'POST', `/admin/clients/${client.body.clientId}/api-keys`, {
+    key: server.adminKey,
+    body: { scopes },
+  });
+  if (key.status !== 200) throw new Error(`create key: ${key.status} ${key.text}`);
+  return { clientId: client.body.clientId, keyId: key.body.keyId, apiKey: key.body.apiKey };
+}
