@@ -1,5 +1,5 @@
-import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { AppRegistry } from './apps/registry.ts';
 import { ApiKeyVerifier } from './auth/authenticate.ts';

@@ -6,7 +6,9 @@ export interface Clock {
 export const systemClock: Clock = { now: () => Date.now() };
 
 /** A clock a test moves by hand. */
-export function manualClock(start = Date.now()): Clock & { advance(ms: number): void; set(ms: number): void } {
+export function manualClock(
+  start = Date.now(),
+): Clock & { advance(ms: number): void; set(ms: number): void } {
   let current = start;
   return {
     now: () => current,

@@ -26,10 +26,7 @@ const envSchema = z
     DATABASE_URL: z
       .string()
       .trim()
-      .regex(
-        /^(pglite:.+|postgres(ql)?:\/\/.+)$/,
-        'must be pglite:<dir>, pglite:memory or postgresql://…',
-      )
+      .regex(/^(pglite:.+|postgres(ql)?:\/\/.+)$/, 'must be pglite:<dir>, pglite:memory or postgresql://…')
       .default('pglite:./.toolgate/db'),
     TOOLGATE_ADMIN_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
     KMS: z.enum(['local', 'azure-key-vault'], { error: 'must be local or azure-key-vault' }).default('local'),
@@ -63,7 +60,9 @@ export interface Config {
   publicUrl: string;
   databaseUrl: string;
   adminKey: string | undefined;
-  kms: { kind: 'local'; kek: string | undefined; kekPath: string } | { kind: 'azure-key-vault'; keyId: string };
+  kms:
+    | { kind: 'local'; kek: string | undefined; kekPath: string }
+    | { kind: 'azure-key-vault'; keyId: string };
   maxBodyBytes: number;
   upstreamTimeoutMs: number;
   rateLimitPerKeyPerMin: number;

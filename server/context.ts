@@ -37,7 +37,10 @@ export interface Context {
 }
 
 /** The transport-free context: tests and other surfaces build it directly. */
-export function createContextInner(deps: AppDeps, request: { requestId: string; headers: IncomingHttpHeaders; startedAt?: number }): Context {
+export function createContextInner(
+  deps: AppDeps,
+  request: { requestId: string; headers: IncomingHttpHeaders; startedAt?: number },
+): Context {
   return {
     deps,
     requestId: request.requestId,

@@ -1,6 +1,6 @@
 import type { OpenAPIObject } from 'trpc-to-openapi';
 
-const escape = (text: unknown): string =>
+const escapeHtml = (text: unknown): string =>
   String(text ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 interface Operation {
@@ -27,18 +27,18 @@ export function renderDocs(document: OpenAPIObject): string {
       const params = (op.parameters ?? [])
         .map(
           (p) =>
-            `<tr><td><code>${escape(p.name)}</code></td><td>${escape(p.in)}</td><td>${p.required ? 'yes' : 'no'}</td><td><pre>${escape(JSON.stringify(p.schema))}</pre></td></tr>`,
+            `<tr><td><code>${escapeHtml(p.name)}</code></td><td>${escapeHtml(p.in)}</td><td>${p.required ? 'yes' : 'no'}</td><td><pre>${escapeHtml(JSON.stringify(p.schema))}</pre></td></tr>`,
         )
         .join('');
       const body = op.requestBody?.content?.['application/json']?.schema;
       const ok = op.responses?.['200']?.content?.['application/json']?.schema;
       const id = `${method}-${path}`.replace(/[^A-Za-z0-9-]/g, '-');
-      sections.push(`<section id="${escape(id)}">
-<h2><span class="m ${method}">${method.toUpperCase()}</span> <code>${escape(path)}</code></h2>
-<p>${escape(op.summary)}</p>${op.description ? `<p>${escape(op.description)}</p>` : ''}
+      sections.push(`<section id="${escapeHtml(id)}">
+<h2><span class="m ${method}">${method.toUpperCase()}</span> <code>${escapeHtml(path)}</code></h2>
+<p>${escapeHtml(op.summary)}</p>${op.description ? `<p>${escapeHtml(op.description)}</p>` : ''}
 ${params ? `<h3>Parameters</h3><table><tr><th>name</th><th>in</th><th>required</th><th>schema</th></tr>${params}</table>` : ''}
-${body ? `<h3>Request body</h3><pre>${escape(JSON.stringify(body, null, 2))}</pre>` : ''}
-${ok ? `<h3>200</h3><pre>${escape(JSON.stringify(ok, null, 2))}</pre>` : ''}
+${body ? `<h3>Request body</h3><pre>${escapeHtml(JSON.stringify(body, null, 2))}</pre>` : ''}
+${ok ? `<h3>200</h3><pre>${escapeHtml(JSON.stringify(ok, null, 2))}</pre>` : ''}
 </section>`);
     }
   }
@@ -47,13 +47,13 @@ ${ok ? `<h3>200</h3><pre>${escape(JSON.stringify(ok, null, 2))}</pre>` : ''}
         .flatMap(([path, item]) =>
           METHODS.filter((m) => (item as Record<string, unknown>)[m]).map(
             (m) =>
-              `<li><a href="#${escape(`${m}-${path}`.replace(/[^A-Za-z0-9-]/g, '-'))}">${m.toUpperCase()} ${escape(path)}</a></li>`,
+              `<li><a href="#${escapeHtml(`${m}-${path}`.replace(/[^A-Za-z0-9-]/g, '-'))}">${m.toUpperCase()} ${escapeHtml(path)}</a></li>`,
           ),
         )
         .join('')
     : '';
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${escape(document.info.title)} API reference</title>
+<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(document.info.title)} API reference</title>
 <style>
 body{font:15px/1.5 system-ui,sans-serif;max-width:960px;margin:2rem auto;padding:0 1rem;color:#1d2430}
 code,pre{font-family:ui-monospace,monospace}pre{background:#f4f6f8;padding:.6rem;overflow:auto;border-radius:4px}
@@ -62,9 +62,9 @@ section{border-top:1px solid #dde3ea;padding-top:1rem;margin-top:1.5rem}
 .get{background:#2f7d32}.post{background:#1565c0}.put{background:#8d5b00}.patch{background:#6a1b9a}.delete{background:#b71c1c}
 table{border-collapse:collapse}td,th{border:1px solid #dde3ea;padding:.2rem .5rem;vertical-align:top;text-align:left}
 </style></head><body>
-<h1>${escape(document.info.title)} <small>${escape(document.info.version)}</small></h1>
-<p>${escape(document.info.description)}</p>
-<p>Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI ${escape(document.openapi)}).</p>
+<h1>${escapeHtml(document.info.title)} <small>${escapeHtml(document.info.version)}</small></h1>
+<p>${escapeHtml(document.info.description)}</p>
+<p>Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI ${escapeHtml(document.openapi)}).</p>
 <ul>${toc}</ul>
 ${sections.join('\n')}
 </body></html>`;

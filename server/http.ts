@@ -25,7 +25,12 @@ type Handler = (
   startedAt: number,
 ) => Promise<string>;
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const payload = JSON.stringify(body);
   res.writeHead(status, {
     ...headers,
@@ -93,7 +98,12 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
     },
   };
 
-  async function handleTrpc(req: IncomingMessage, res: ServerResponse, url: URL, requestId: string): Promise<string> {
+  async function handleTrpc(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    requestId: string,
+  ): Promise<string> {
     await nodeHTTPRequestHandler({
       req,
       res,
@@ -102,7 +112,8 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
       maxBodySize: config.maxBodyBytes,
       createContext: () => createContextInner(deps, { requestId, headers: req.headers }),
       onError: ({ error, path }) => {
-        if (problemBody(error).error === 'internal_error') logger.error({ err: error, requestId, path }, 'trpc failure');
+        if (problemBody(error).error === 'internal_error')
+          logger.error({ err: error, requestId, path }, 'trpc failure');
       },
     });
     return '/trpc';
@@ -122,7 +133,12 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
       return 'unknown';
     }
     if (match.kind === 'bad_path') {
-      sendError(res, apiError('invalid_request', 'The path is not valid percent-encoding.', { issues: [{ path: '', message: 'Malformed path.' }] }));
+      sendError(
+        res,
+        apiError('invalid_request', 'The path is not valid percent-encoding.', {
+          issues: [{ path: '', message: 'Malformed path.' }],
+        }),
+      );
       return 'unknown';
     }
     if (match.kind === 'method_not_allowed') {
@@ -137,15 +153,22 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
       const read = await readJsonBody(req, config.maxBodyBytes);
       if (!read.ok) {
         if (read.error === 'payload_too_large') {
-          sendError(res, apiError('payload_too_large', `The body is larger than ${config.maxBodyBytes} bytes.`, {
-            limit: config.maxBodyBytes,
-          }), { connection: 'close' });
+          sendError(
+            res,
+            apiError('payload_too_large', `The body is larger than ${config.maxBodyBytes} bytes.`, {
+              limit: config.maxBodyBytes,
+            }),
+            { connection: 'close' },
+          );
         } else if (read.error === 'unsupported_media_type') {
           sendError(res, apiError('unsupported_media_type', 'The body must be application/json.'));
         } else {
-          sendError(res, apiError('invalid_request', 'The body is not valid JSON.', {
-            issues: [{ path: '', message: 'Malformed JSON.' }],
-          }));
+          sendError(
+            res,
+            apiError('invalid_request', 'The body is not valid JSON.', {
+              issues: [{ path: '', message: 'Malformed JSON.' }],
+            }),
+          );
         }
         return route.template;
       }
@@ -158,13 +181,16 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
     const caller = createCaller(ctx) as unknown as Record<string, unknown>;
     const call = route.procedurePath
       .split('.')
-      .reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], caller) as (input: unknown) => Promise<unknown>;
+      .reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], caller) as (
+      input: unknown,
+    ) => Promise<unknown>;
     try {
       const output = await call(routeInput(route, params, url, body));
       sendJson(res, ctx.response.status ?? 200, output, ctx.response.headers);
     } catch (error) {
       const problem = problemBody(error);
-      if (problem.error === 'internal_error') ctx.log.error({ err: error, route: route.template }, 'request failed');
+      if (problem.error === 'internal_error')
+        ctx.log.error({ err: error, route: route.template }, 'request failed');
       sendError(res, problem, error instanceof ApiProblem ? error.headers : {});
     }
     return route.template;
@@ -179,7 +205,12 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
     try {
       url = new URL(req.url ?? '/', 'http://localhost');
     } catch {
-      sendError(res, apiError('invalid_request', 'The request target is malformed.', { issues: [{ path: '', message: 'Malformed URL.' }] }));
+      sendError(
+        res,
+        apiError('invalid_request', 'The request target is malformed.', {
+          issues: [{ path: '', message: 'Malformed URL.' }],
+        }),
+      );
       return;
     }
     const method = req.method ?? 'GET';
@@ -203,7 +234,8 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
     work
       .catch((error: unknown) => {
         logger.error({ err: error, requestId }, 'unhandled request failure');
-        if (!res.headersSent) sendError(res, apiError('internal_error', 'The server failed to handle this request.'));
+        if (!res.headersSent)
+          sendError(res, apiError('internal_error', 'The server failed to handle this request.'));
         else res.destroy();
         return 'unknown';
       })

@@ -16,7 +16,9 @@ async function main(): Promise<void> {
     app = await createApp(config, { logger });
   } catch (error) {
     // One line, no stack: the usual cause is an unreachable or unusable DATABASE_URL.
-    process.stderr.write(`toolgate: start-up failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(
+      `toolgate: start-up failed: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
     process.exit(1);
   }
   const url = await app.listen().catch((error: Error) => {

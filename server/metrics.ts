@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 
 /** Per-server registry (not prom-client's global one), so several servers can share a process. */
 export function createMetrics() {

@@ -54,7 +54,8 @@ export function issuesFromZod(issues: readonly ZodLikeIssue[]): Issue[] {
   return issues.map((issue) => ({
     path: toPointer(issue.path),
     message:
-      issue.code === 'invalid_type' && (issue.input === undefined || issue.message.endsWith('received undefined'))
+      issue.code === 'invalid_type' &&
+      (issue.input === undefined || issue.message.endsWith('received undefined'))
         ? 'Required value is missing.'
         : sentence(issue.message),
   }));

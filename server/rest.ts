@@ -69,7 +69,9 @@ export function matchRoute(routes: readonly Route[], method: string, pathname: s
     }
     return { kind: 'found', route, params };
   }
-  return allow.length > 0 ? { kind: 'method_not_allowed', allow: [...new Set(allow)], template } : { kind: 'none' };
+  return allow.length > 0
+    ? { kind: 'method_not_allowed', allow: [...new Set(allow)], template }
+    : { kind: 'none' };
 }
 
 /** The procedure's input: query (first value of each name) or JSON body, with path parameters on top. */

@@ -1,7 +1,7 @@
 import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
-import { HEADER } from '../shared/headers.ts';
 import { apiError, type ErrorBody } from '../shared/errors.ts';
+import { HEADER } from '../shared/headers.ts';
 import { hasScope, SCOPE } from './auth/scopes.ts';
 import { type Context, headerValue } from './context.ts';
 import { ApiProblem, issuesFromZod } from './problem.ts';
@@ -36,7 +36,9 @@ export const publicProcedure = t.procedure;
 export const keyProcedure = publicProcedure.use(async function requireApiKey({ ctx, next }) {
   const outcome = await ctx.deps.keys.authenticate(headerValue(ctx.headers, HEADER.authorization));
   if (!outcome.ok) {
-    throw new ApiProblem(apiError('invalid_api_key', 'The API key is missing, malformed, unknown or revoked.'));
+    throw new ApiProblem(
+      apiError('invalid_api_key', 'The API key is missing, malformed, unknown or revoked.'),
+    );
   }
   return next({ ctx: { principal: outcome.principal } });
 });
@@ -46,7 +48,10 @@ export const agentProcedure = keyProcedure.use(async function requireClient({ ct
   const clientId = headerValue(ctx.headers, HEADER.clientId);
   if (!clientId || clientId !== ctx.principal.clientId) {
     throw new ApiProblem(
-      apiError('invalid_client', 'X-Service-Client-Id is missing, unknown, or not the client this key was issued to.'),
+      apiError(
+        'invalid_client',
+        'X-Service-Client-Id is missing, unknown, or not the client this key was issued to.',
+      ),
     );
   }
   return next({ ctx: { clientId } });

@@ -1,6 +1,6 @@
-import type { PrismaClient } from '../db/generated/client.ts';
 import { hashApiKey, newApiKey } from '../auth/api-keys.ts';
 import { isKnownScope } from '../auth/scopes.ts';
+import type { PrismaClient } from '../db/generated/client.ts';
 import { clientExists } from './clients.ts';
 
 export type CreateApiKeyOutcome =
@@ -37,7 +37,10 @@ export async function createApiKey(
 
 /** Revoking twice is fine (the first revocation time stays); an unknown key id is not. */
 export async function revokeApiKey(prisma: PrismaClient, keyId: string, now: Date): Promise<boolean> {
-  const { count } = await prisma.apiKey.updateMany({ where: { id: keyId, revokedAt: null }, data: { revokedAt: now } });
+  const { count } = await prisma.apiKey.updateMany({
+    where: { id: keyId, revokedAt: null },
+    data: { revokedAt: now },
+  });
   if (count > 0) return true;
   return (await prisma.apiKey.findUnique({ where: { id: keyId }, select: { id: true } })) !== null;
 }

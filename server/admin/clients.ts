@@ -1,5 +1,5 @@
-import type { PrismaClient } from '../db/generated/client.ts';
 import { randomId } from '../auth/api-keys.ts';
+import type { PrismaClient } from '../db/generated/client.ts';
 
 const clientSelect = { id: true, name: true, createdAt: true } as const;
 
@@ -22,7 +22,10 @@ export async function createClient(prisma: PrismaClient, name: string, now: Date
 }
 
 export async function listClients(prisma: PrismaClient): Promise<ClientView[]> {
-  const rows = await prisma.client.findMany({ select: clientSelect, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+  const rows = await prisma.client.findMany({
+    select: clientSelect,
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+  });
   return rows.map(view);
 }
 

@@ -1,7 +1,9 @@
 import type { PrismaClient } from '../db/generated/client.ts';
 import { clientExists } from './clients.ts';
 
-export type RedirectUriOutcome<T> = { ok: true; value: T } | { ok: false; error: 'client_not_found' | 'uri_not_found' };
+export type RedirectUriOutcome<T> =
+  | { ok: true; value: T }
+  | { ok: false; error: 'client_not_found' | 'uri_not_found' };
 
 /** Adding a URI twice is not an error: the registration is a set. */
 export async function addRedirectUri(
@@ -20,7 +22,10 @@ export async function addRedirectUri(
   return { ok: true, value: { clientId, uri } };
 }
 
-export async function listRedirectUris(prisma: PrismaClient, clientId: string): Promise<RedirectUriOutcome<string[]>> {
+export async function listRedirectUris(
+  prisma: PrismaClient,
+  clientId: string,
+): Promise<RedirectUriOutcome<string[]>> {
   if (!(await clientExists(prisma, clientId))) return { ok: false, error: 'client_not_found' };
   const rows = await prisma.redirectUri.findMany({
     where: { clientId },
@@ -41,7 +46,11 @@ export async function removeRedirectUri(
 }
 
 /** Exact string match, as /initiateOAuth requires. */
-export async function isRegisteredRedirectUri(prisma: PrismaClient, clientId: string, uri: string): Promise<boolean> {
+export async function isRegisteredRedirectUri(
+  prisma: PrismaClient,
+  clientId: string,
+  uri: string,
+): Promise<boolean> {
   const row = await prisma.redirectUri.findUnique({
     where: { clientId_uri: { clientId, uri } },
     select: { uri: true },

@@ -1,5 +1,5 @@
-import type { AppAuth, AppView, PublicAuth, PutAppInput } from '../../shared/schemas/apps.ts';
 import type { Issue } from '../../shared/errors.ts';
+import type { AppAuth, AppView, PublicAuth, PutAppInput } from '../../shared/schemas/apps.ts';
 import { compileApp } from '../catalog/catalog.ts';
 import type { Envelope } from '../crypto/envelope.ts';
 import type { Prisma, PrismaClient } from '../db/generated/client.ts';
@@ -53,7 +53,9 @@ export async function putApp(
   const data = {
     provider: input.provider,
     baseUrl: input.baseUrl ?? null,
-    openapi: (typeof input.openapi === 'string' ? { $text: input.openapi } : input.openapi) as Prisma.InputJsonValue,
+    openapi: (typeof input.openapi === 'string'
+      ? { $text: input.openapi }
+      : input.openapi) as Prisma.InputJsonValue,
     authType: input.auth.type,
     authConfig: publicAuth as Prisma.InputJsonValue,
     authSecret: authSecret === null ? null : new Uint8Array(authSecret),

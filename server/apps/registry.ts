@@ -83,7 +83,15 @@ export class AppRegistry {
   async #read(appId: string): Promise<LoadedApp | null> {
     const row = await this.prisma.app.findUnique({
       where: { id: appId },
-      select: { id: true, provider: true, baseUrl: true, openapi: true, authConfig: true, authSecret: true, updatedAt: true },
+      select: {
+        id: true,
+        provider: true,
+        baseUrl: true,
+        openapi: true,
+        authConfig: true,
+        authSecret: true,
+        updatedAt: true,
+      },
     });
     if (!row) return null;
     const compiled = await compileApp(storedDocument(row.openapi));

@@ -1,10 +1,10 @@
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
-import { LIMITS } from '../config.ts';
 import type { Clock } from '../clock.ts';
+import { LIMITS } from '../config.ts';
 import type { PrismaClient } from '../db/generated/client.ts';
-import { SCOPE } from './scopes.ts';
 import { digestsEqual, keyDigest, keyIdOf, verifyApiKey } from './api-keys.ts';
+import { SCOPE } from './scopes.ts';
 
 /** Who is calling: an API key of a client, or the bootstrap admin key from the environment. */
 export interface Principal {
@@ -117,6 +117,8 @@ export class ApiKeyVerifier {
     entry.lastUsedWrittenAt = now;
     this.prisma.apiKey
       .update({ where: { id: principal.keyId }, data: { lastUsedAt: new Date(now) }, select: { id: true } })
-      .catch((error: unknown) => this.logger.warn({ err: error, keyId: principal.keyId }, 'last_used_at write failed'));
+      .catch((error: unknown) =>
+        this.logger.warn({ err: error, keyId: principal.keyId }, 'last_used_at write failed'),
+      );
   }
 }

@@ -24,7 +24,10 @@ export async function resolveTool(
 ): Promise<{ ok: true; resolved: ResolvedTool } | { ok: false; body: ErrorBody }> {
   const split = splitToolId(toolId) ?? (appIdHeader ? { appId: appIdHeader, toolName: toolId } : null);
   const notFound = (shown: string) =>
-    ({ ok: false, body: apiError('tool_not_found', `No tool ${shown} is registered.`, { tool_id: shown }) }) as const;
+    ({
+      ok: false,
+      body: apiError('tool_not_found', `No tool ${shown} is registered.`, { tool_id: shown }),
+    }) as const;
   if (!split) return notFound(toolId);
   const composite = composeToolId(split.appId, split.toolName);
   const app = await registry.get(split.appId);
@@ -41,7 +44,10 @@ export function authorizeAndValidate(
 ): ErrorBody | null {
   if (!canExecute(principal.scopes, resolved.app.appId)) {
     const scope = executeScopeFor(resolved.app.appId);
-    return apiError('rbac_denied', `This API key lacks the scope ${scope}.`, { reason: 'scope_missing', scope });
+    return apiError('rbac_denied', `This API key lacks the scope ${scope}.`, {
+      reason: 'scope_missing',
+      scope,
+    });
   }
   const issues = resolved.tool.validate(parameters);
   if (issues.length > 0) {
@@ -94,7 +100,11 @@ export async function runTool(
     body: {
       ok: true,
       data: toData(outcome.contentType, outcome.body),
-      meta: { tool_id: toolId, duration_ms: Math.round(performance.now() - startedAt), provider: app.provider },
+      meta: {
+        tool_id: toolId,
+        duration_ms: Math.round(performance.now() - startedAt),
+        provider: app.provider,
+      },
     },
   };
 }

@@ -45,7 +45,10 @@ export async function callUpstream(request: UpstreamRequest, timeoutMs: number):
         if (next && next.origin === origin && hop < MAX_REDIRECTS) {
           await response.body?.cancel();
           // 303 (and 301/302 after a non-GET, as browsers do) continue as a GET without body.
-          if (response.status === 303 || ((response.status === 301 || response.status === 302) && method !== 'GET' && method !== 'HEAD')) {
+          if (
+            response.status === 303 ||
+            ((response.status === 301 || response.status === 302) && method !== 'GET' && method !== 'HEAD')
+          ) {
             method = 'GET';
             body = undefined;
           }
@@ -55,7 +58,12 @@ export async function callUpstream(request: UpstreamRequest, timeoutMs: number):
       }
       const bytes = Buffer.from(await response.arrayBuffer());
       if (response.status >= 200 && response.status < 300) {
-        return { ok: true, status: response.status, contentType: response.headers.get('content-type'), body: bytes };
+        return {
+          ok: true,
+          status: response.status,
+          contentType: response.headers.get('content-type'),
+          body: bytes,
+        };
       }
       return { ok: false, error: 'upstream_error', status: response.status, body: excerpt(bytes) };
     }

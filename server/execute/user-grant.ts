@@ -20,11 +20,15 @@ export interface TokenSet {
 
 export function authRequired(appId: string, reauth = false): ErrorBody {
   return reauth
-    ? apiError('auth_required', 'The stored authorization can no longer be refreshed; the user must authorize again.', {
-        auth_endpoint: '/initiateOAuth',
-        app_id: appId,
-        reauth_required: true,
-      })
+    ? apiError(
+        'auth_required',
+        'The stored authorization can no longer be refreshed; the user must authorize again.',
+        {
+          auth_endpoint: '/initiateOAuth',
+          app_id: appId,
+          reauth_required: true,
+        },
+      )
     : apiError('auth_required', 'This tool needs the user to authorize the app first.', {
         auth_endpoint: '/initiateOAuth',
         app_id: appId,

@@ -26,14 +26,21 @@ export const addRedirectUriInput = z.object({ clientId: clientIdSchema, uri: red
 export const redirectUriOutput = z.object({ clientId: z.string(), uri: z.string() });
 export const listRedirectUrisInput = z.object({ clientId: clientIdSchema });
 export const listRedirectUrisOutput = z.object({ uris: z.array(z.string()) });
-export const removeRedirectUriInput = z.object({ clientId: clientIdSchema, uri: z.string().min(1).max(2048) });
+export const removeRedirectUriInput = z.object({
+  clientId: clientIdSchema,
+  uri: z.string().min(1).max(2048),
+});
 
 export const createApiKeyInput = z.object({
   clientId: clientIdSchema,
   name: z.string().trim().min(1).max(200).optional(),
   scopes: z.array(z.string().min(1).max(200)).min(1).max(64),
 });
-export const createApiKeyOutput = z.object({ keyId: z.string(), apiKey: z.string(), scopes: z.array(z.string()) });
+export const createApiKeyOutput = z.object({
+  keyId: z.string(),
+  apiKey: z.string(),
+  scopes: z.array(z.string()),
+});
 export const revokeApiKeyInput = z.object({ keyId: z.string().min(1).max(128) });
 
 export const okOutput = z.object({ ok: z.literal(true) });

@@ -27,12 +27,19 @@ export const oauth2AuthSchema = z.object({
   extraAuthParams: z.record(z.string(), z.string()).optional(),
 });
 
-export const appAuthSchema = z.discriminatedUnion('type', [noneAuthSchema, apiKeyAuthSchema, oauth2AuthSchema]);
+export const appAuthSchema = z.discriminatedUnion('type', [
+  noneAuthSchema,
+  apiKeyAuthSchema,
+  oauth2AuthSchema,
+]);
 export type AppAuth = z.infer<typeof appAuthSchema>;
 
 export const putAppInput = z.object({
   appId: appIdSchema,
-  provider: z.string().max(128).regex(PROVIDER_PATTERN, 'must be <vendor>.<product>, lowercase, e.g. github.rest'),
+  provider: z
+    .string()
+    .max(128)
+    .regex(PROVIDER_PATTERN, 'must be <vendor>.<product>, lowercase, e.g. github.rest'),
   baseUrl: httpUrl.optional(),
   openapi: z.union([z.record(z.string(), z.unknown()), z.string().min(1)]),
   auth: appAuthSchema,

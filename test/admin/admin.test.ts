@@ -19,7 +19,11 @@ describeBackends('admin procedures', (backend) => {
     it('creates and lists clients', async () => {
       const created = await admin('POST', '/admin/clients', { name: 'Acme agent' });
       expect(created.status).toBe(200);
-      expect(created.body).toEqual({ clientId: expect.stringMatching(/^cli_[a-z0-9]{20}$/), name: 'Acme agent', createdAt: expect.stringMatching(ISO) });
+      expect(created.body).toEqual({
+        clientId: expect.stringMatching(/^cli_[a-z0-9]{20}$/),
+        name: 'Acme agent',
+        createdAt: expect.stringMatching(ISO),
+      });
       expect(created.headers.get('content-type')).toMatch(/^application\/json/);
       const listed = await admin('GET', '/admin/clients');
       expect(listed.status).toBe(200);
@@ -68,10 +72,15 @@ describeBackends('admin procedures', (backend) => {
       const listed = await admin('GET', `/admin/clients/${clientId}/redirect-uris`);
       expect(listed.status).toBe(200);
       expect(listed.body).toEqual({ uris: [uri, 'http://127.0.0.1:9/cb'] });
-      const removed = await admin('DELETE', `/admin/clients/${clientId}/redirect-uris?uri=${encodeURIComponent(uri)}`);
+      const removed = await admin(
+        'DELETE',
+        `/admin/clients/${clientId}/redirect-uris?uri=${encodeURIComponent(uri)}`,
+      );
       expect(removed.status).toBe(200);
       expect(removed.body).toEqual({ ok: true });
-      expect((await admin('GET', `/admin/clients/${clientId}/redirect-uris`)).body).toEqual({ uris: ['http://127.0.0.1:9/cb'] });
+      expect((await admin('GET', `/admin/clients/${clientId}/redirect-uris`)).body).toEqual({
+        uris: ['http://127.0.0.1:9/cb'],
+      });
     });
 
     it.each([
@@ -102,9 +111,16 @@ describeBackends('admin procedures', (backend) => {
     });
 
     it('answers 404 not_found when removing a URI that is not registered', async () => {
-      const reply = await admin('DELETE', `/admin/clients/${clientId}/redirect-uris?uri=https%3A%2F%2Fnever.example%2F`);
+      const reply = await admin(
+        'DELETE',
+        `/admin/clients/${clientId}/redirect-uris?uri=https%3A%2F%2Fnever.example%2F`,
+      );
       expect(reply.status).toBe(404);
-      expect(reply.body).toEqual({ ok: false, error: 'not_found', message: 'This URI is not registered on the client.' });
+      expect(reply.body).toEqual({
+        ok: false,
+        error: 'not_found',
+        message: 'This URI is not registered on the client.',
+      });
     });
 
     it('answers 400 when removing without the uri query', async () => {
@@ -127,14 +143,18 @@ describeBackends('admin procedures', (backend) => {
         apiKey: expect.stringMatching(/^tg_key_[a-z0-9]{20}_[A-Za-z0-9_-]{43}$/),
         scopes: ['tools:execute', 'connections:read', 'tools:execute:github'],
       });
-      const row = await server.app.deps.db.prisma.apiKey.findUniqueOrThrow({ where: { id: reply.body.keyId } });
+      const row = await server.app.deps.db.prisma.apiKey.findUniqueOrThrow({
+        where: { id: reply.body.keyId },
+      });
       expect(row.hash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
       expect(JSON.stringify(row)).not.toContain(reply.body.apiKey.slice(28));
     });
 
     it('rejects unknown scopes with their pointers', async () => {
       const clientId = (await admin('POST', '/admin/clients', { name: 'bad scopes' })).body.clientId;
-      const reply = await admin('POST', `/admin/clients/${clientId}/api-keys`, { scopes: ['tools:execute', 'root', 'tools:execute:'] });
+      const reply = await admin('POST', `/admin/clients/${clientId}/api-keys`, {
+        scopes: ['tools:execute', 'root', 'tools:execute:'],
+      });
       expect(reply.status).toBe(400);
       expect(reply.body).toEqual({
         ok: false,
@@ -191,7 +211,11 @@ describeBackends('admin procedures', (backend) => {
     it('answers 403 rbac_denied with scope admin for a key without it, with or without a client id', async () => {
       const agent = await provisionClient(server, ['tools:execute']);
       for (const clientId of [undefined, agent.clientId]) {
-        const reply = await call(server.url, 'POST', '/admin/clients', { key: agent.apiKey, clientId, body: { name: 'x' } });
+        const reply = await call(server.url, 'POST', '/admin/clients', {
+          key: agent.apiKey,
+          clientId,
+          body: { name: 'x' },
+        });
         expect(reply.status).toBe(403);
         expect(reply.body).toEqual({
           ok: false,

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -73,10 +73,18 @@ describe('loadConfig', () => {
     [{ TOOLGATE_ADMIN_KEY: 'short' }, 'TOOLGATE_ADMIN_KEY', 'must be at least 32 characters'],
     [{ KMS: 'vault' }, 'KMS', 'must be local or azure-key-vault'],
     [{ KMS: 'azure-key-vault' }, 'AZURE_KEY_VAULT_KEY_ID', 'is required when KMS=azure-key-vault'],
-    [{ LOCAL_KEK: Buffer.alloc(16).toString('base64') }, 'LOCAL_KEK', 'must be the base64 of exactly 32 bytes'],
+    [
+      { LOCAL_KEK: Buffer.alloc(16).toString('base64') },
+      'LOCAL_KEK',
+      'must be the base64 of exactly 32 bytes',
+    ],
     [{ MAX_BODY_BYTES: '-1' }, 'MAX_BODY_BYTES', 'must be a whole number from 1024 to 67108864'],
     [{ UPSTREAM_TIMEOUT_MS: '0' }, 'UPSTREAM_TIMEOUT_MS', 'must be at least 1'],
-    [{ RATE_LIMIT_PER_KEY_PER_MIN: '1.5' }, 'RATE_LIMIT_PER_KEY_PER_MIN', 'must be a whole number from 0 to 10000000'],
+    [
+      { RATE_LIMIT_PER_KEY_PER_MIN: '1.5' },
+      'RATE_LIMIT_PER_KEY_PER_MIN',
+      'must be a whole number from 0 to 10000000',
+    ],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL', 'must be one of fatal, error, warn, info, debug, trace, silent'],
   ])('rejects %j naming %s', (env, variable, problem) => {
     expect(loadConfig(env)).toEqual({ ok: false, variable, problem });
@@ -106,8 +114,14 @@ function runServer(env: Record<string, string>, cwd: string) {
 
 describe('the server process', () => {
   it.each([
-    [{ TOOLGATE_ADMIN_KEY: 'too-short' }, 'toolgate: configuration error: TOOLGATE_ADMIN_KEY must be at least 32 characters'],
-    [{ KMS: 'azure-key-vault' }, 'toolgate: configuration error: AZURE_KEY_VAULT_KEY_ID is required when KMS=azure-key-vault'],
+    [
+      { TOOLGATE_ADMIN_KEY: 'too-short' },
+      'toolgate: configuration error: TOOLGATE_ADMIN_KEY must be at least 32 characters',
+    ],
+    [
+      { KMS: 'azure-key-vault' },
+      'toolgate: configuration error: AZURE_KEY_VAULT_KEY_ID is required when KMS=azure-key-vault',
+    ],
     [{ PORT: 'x' }, 'toolgate: configuration error: PORT must be a whole number from 0 to 65535'],
   ])('stops at start on a bad value with one line and no stack (%j)', async (env, line) => {
     const run = runServer(env, process.cwd());
@@ -119,7 +133,10 @@ describe('the server process', () => {
   it('starts on embedded defaults, serves, and shuts down gracefully on SIGTERM', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'toolgate-main-'));
     try {
-      const run = runServer({ PORT: '0', DATABASE_URL: 'pglite:memory', LOCAL_KEK: KEK, LOG_LEVEL: 'info' }, dir);
+      const run = runServer(
+        { PORT: '0', DATABASE_URL: 'pglite:memory', LOCAL_KEK: KEK, LOG_LEVEL: 'info' },
+        dir,
+      );
       const url = await new Promise<string>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no start: ${run.err()}`)), 25_000);
         run.child.stdout.on('data', () => {
@@ -142,7 +159,10 @@ describe('the server process', () => {
   });
 
   it('refuses an unreachable PostgreSQL with one line', async () => {
-    const run = runServer({ DATABASE_URL: 'postgresql://nobody@127.0.0.1:1/none', LOCAL_KEK: KEK }, process.cwd());
+    const run = runServer(
+      { DATABASE_URL: 'postgresql://nobody@127.0.0.1:1/none', LOCAL_KEK: KEK },
+      process.cwd(),
+    );
     expect(await run.exited).toBe(1);
     expect(run.err()).toMatch(/^toolgate: start-up failed: [^\n]+\n$/);
     expect(run.err()).not.toMatch(/\n\s+at /);

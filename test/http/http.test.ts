@@ -25,7 +25,9 @@ describeBackends('HTTP surface', (backend) => {
     expect(fresh.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     const kept = await call(server.url, 'GET', '/nope', { headers: { 'x-request-id': 'trace-123' } });
     expect(kept.headers.get('x-request-id')).toBe('trace-123');
-    const replaced = await call(server.url, 'GET', '/healthz', { headers: { 'x-request-id': 'bad id\twith tab' } });
+    const replaced = await call(server.url, 'GET', '/healthz', {
+      headers: { 'x-request-id': 'bad id\twith tab' },
+    });
     expect(replaced.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     expect(server.logs.join('')).toContain('"requestId":"trace-123"');
   });
@@ -41,7 +43,11 @@ describeBackends('HTTP surface', (backend) => {
   it('answers 405 method_not_allowed with Allow on a known path', async () => {
     const reply = await call(server.url, 'PATCH', '/admin/clients', { key: server.adminKey, body: {} });
     expect(reply.status).toBe(405);
-    expect(reply.body).toEqual({ ok: false, error: 'method_not_allowed', message: 'PATCH is not allowed on this path.' });
+    expect(reply.body).toEqual({
+      ok: false,
+      error: 'method_not_allowed',
+      message: 'PATCH is not allowed on this path.',
+    });
     expect(reply.headers.get('allow')).toBe('POST, GET');
     const health = await call(server.url, 'POST', '/healthz', { body: {} });
     expect(health.status).toBe(405);
@@ -52,7 +58,10 @@ describeBackends('HTTP surface', (backend) => {
 
   it('answers 413 payload_too_large with the limit, before authentication', async () => {
     const raw = JSON.stringify({ name: 'x'.repeat(4096) });
-    const reply = await call(server.url, 'POST', '/admin/clients', { raw, headers: { 'content-type': 'application/json' } });
+    const reply = await call(server.url, 'POST', '/admin/clients', {
+      raw,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(reply.status).toBe(413);
     expect(reply.body).toEqual({
       ok: false,
@@ -91,7 +100,11 @@ describeBackends('HTTP surface', (backend) => {
         key: server.adminKey,
       });
       expect(reply.status).toBe(415);
-      expect(reply.body).toEqual({ ok: false, error: 'unsupported_media_type', message: 'The body must be application/json.' });
+      expect(reply.body).toEqual({
+        ok: false,
+        error: 'unsupported_media_type',
+        message: 'The body must be application/json.',
+      });
     }
     const withCharset = await call(server.url, 'POST', '/admin/clients', {
       raw: '{"name":"ok"}',
@@ -133,7 +146,12 @@ describeBackends('HTTP surface', (backend) => {
     expect(reply.status).toBe(200);
     expect(reply.body.openapi).toMatch(/^3\.1\./);
     expect(Object.keys(reply.body.paths)).toEqual(
-      expect.arrayContaining(['/admin/clients', '/admin/clients/{clientId}/redirect-uris', '/admin/clients/{clientId}/api-keys', '/admin/api-keys/{keyId}']),
+      expect.arrayContaining([
+        '/admin/clients',
+        '/admin/clients/{clientId}/redirect-uris',
+        '/admin/clients/{clientId}/api-keys',
+        '/admin/api-keys/{keyId}',
+      ]),
     );
     expect(Object.keys(reply.body.paths['/admin/clients'])).toEqual(expect.arrayContaining(['get', 'post']));
     const result = await validate(structuredClone(reply.body));
@@ -152,7 +170,9 @@ describeBackends('HTTP surface', (backend) => {
     await call(server.url, 'GET', '/admin/clients', { key: server.adminKey });
     const reply = await call(server.url, 'GET', '/metrics');
     expect(reply.status).toBe(200);
-    expect(reply.text).toMatch(/toolgate_http_requests_total\{route="\/admin\/clients",method="GET",status="200"\} \d+/);
+    expect(reply.text).toMatch(
+      /toolgate_http_requests_total\{route="\/admin\/clients",method="GET",status="200"\} \d+/,
+    );
   });
 
   describe('tRPC transport', () => {

@@ -1,5 +1,10 @@
-import { createApiKeyInput, createApiKeyOutput, okOutput, revokeApiKeyInput } from '../../../shared/schemas/admin.ts';
 import { apiError } from '../../../shared/errors.ts';
+import {
+  createApiKeyInput,
+  createApiKeyOutput,
+  okOutput,
+  revokeApiKeyInput,
+} from '../../../shared/schemas/admin.ts';
 import { createApiKey, revokeApiKey } from '../../admin/api-keys.ts';
 import { ApiProblem } from '../../problem.ts';
 import { adminProcedure, router } from '../../trpc.ts';
@@ -20,7 +25,8 @@ export const apiKeysRouter = router({
     .mutation(async ({ ctx, input }) => {
       const outcome = await createApiKey(ctx.deps.db.prisma, input, new Date(ctx.deps.clock.now()));
       if (outcome.ok) return { keyId: outcome.keyId, apiKey: outcome.apiKey, scopes: outcome.scopes };
-      if (outcome.error === 'client_not_found') throw new ApiProblem(apiError('not_found', 'No client has this id.'));
+      if (outcome.error === 'client_not_found')
+        throw new ApiProblem(apiError('not_found', 'No client has this id.'));
       throw new ApiProblem(
         apiError('invalid_request', 'Some scopes are not known.', {
           issues: outcome.scopes.map(({ index, scope }) => ({

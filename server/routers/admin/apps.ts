@@ -1,14 +1,27 @@
-import { apiError } from '../../../shared/errors.ts';
-import { appIdInput, appSchema, listAppsOutput, putAppInput, putAppOutput } from '../../../shared/schemas/apps.ts';
-import { okOutput } from '../../../shared/schemas/admin.ts';
 import { z } from 'zod';
+import { apiError } from '../../../shared/errors.ts';
+import { okOutput } from '../../../shared/schemas/admin.ts';
+import {
+  appIdInput,
+  appSchema,
+  listAppsOutput,
+  putAppInput,
+  putAppOutput,
+} from '../../../shared/schemas/apps.ts';
 import { appView, deleteApp, putApp } from '../../apps/apps.ts';
 import type { LoadedApp } from '../../apps/registry.ts';
 import { ApiProblem } from '../../problem.ts';
 import { adminProcedure, router } from '../../trpc.ts';
 
 const view = (app: LoadedApp) =>
-  appView({ appId: app.appId, provider: app.provider, baseUrl: app.baseUrl, auth: app.auth, tools: [...app.compiled.tools.keys()], updatedAt: app.updatedAt });
+  appView({
+    appId: app.appId,
+    provider: app.provider,
+    baseUrl: app.baseUrl,
+    auth: app.auth,
+    tools: [...app.compiled.tools.keys()],
+    updatedAt: app.updatedAt,
+  });
 
 const appNotFound = (appId: string) =>
   new ApiProblem(apiError('app_not_found', `No app ${appId} is registered.`, { app_id: appId }));
@@ -27,22 +40,45 @@ export const appsRouter = router({
     .input(putAppInput)
     .output(putAppOutput)
     .mutation(async ({ ctx, input }) => {
-      const outcome = await putApp(ctx.deps.db.prisma, ctx.deps.envelope, input, new Date(ctx.deps.clock.now()));
+      const outcome = await putApp(
+        ctx.deps.db.prisma,
+        ctx.deps.envelope,
+        input,
+        new Date(ctx.deps.clock.now()),
+      );
       if (!outcome.ok) {
-        throw new ApiProblem(apiError('invalid_request', 'The app registration has problems.', { issues: outcome.issues }));
+        throw new ApiProblem(
+          apiError('invalid_request', 'The app registration has problems.', { issues: outcome.issues }),
+        );
       }
       ctx.deps.apps.invalidate(input.appId);
       return { appId: outcome.appId, tools: outcome.tools };
     }),
 
   list: adminProcedure
-    .meta({ openapi: { method: 'GET', path: '/admin/apps', tags: ['admin'], summary: 'List registered apps', protect: true } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/admin/apps',
+        tags: ['admin'],
+        summary: 'List registered apps',
+        protect: true,
+      },
+    })
     .input(z.object({}))
     .output(listAppsOutput)
     .query(async ({ ctx }) => ({ apps: (await ctx.deps.apps.list()).map(view) })),
 
   get: adminProcedure
-    .meta({ openapi: { method: 'GET', path: '/admin/apps/{appId}', tags: ['admin'], summary: 'Read one app', protect: true } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/admin/apps/{appId}',
+        tags: ['admin'],
+        summary: 'Read one app',
+        protect: true,
+      },
+    })
     .input(appIdInput)
     .output(appSchema)
     .query(async ({ ctx, input }) => {
@@ -52,7 +88,15 @@ export const appsRouter = router({
     }),
 
   remove: adminProcedure
-    .meta({ openapi: { method: 'DELETE', path: '/admin/apps/{appId}', tags: ['admin'], summary: 'Delete an app and its grants', protect: true } })
+    .meta({
+      openapi: {
+        method: 'DELETE',
+        path: '/admin/apps/{appId}',
+        tags: ['admin'],
+        summary: 'Delete an app and its grants',
+        protect: true,
+      },
+    })
     .input(appIdInput)
     .output(okOutput)
     .mutation(async ({ ctx, input }) => {

@@ -1,17 +1,35 @@
-import { createClientInput, listClientsOutput, clientSchema } from '../../../shared/schemas/admin.ts';
 import { z } from 'zod';
+import { clientSchema, createClientInput, listClientsOutput } from '../../../shared/schemas/admin.ts';
 import { createClient, listClients } from '../../admin/clients.ts';
 import { adminProcedure, router } from '../../trpc.ts';
 
 export const clientsRouter = router({
   create: adminProcedure
-    .meta({ openapi: { method: 'POST', path: '/admin/clients', tags: ['admin'], summary: 'Register an AI client', protect: true } })
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/admin/clients',
+        tags: ['admin'],
+        summary: 'Register an AI client',
+        protect: true,
+      },
+    })
     .input(createClientInput)
     .output(clientSchema)
-    .mutation(({ ctx, input }) => createClient(ctx.deps.db.prisma, input.name, new Date(ctx.deps.clock.now()))),
+    .mutation(({ ctx, input }) =>
+      createClient(ctx.deps.db.prisma, input.name, new Date(ctx.deps.clock.now())),
+    ),
 
   list: adminProcedure
-    .meta({ openapi: { method: 'GET', path: '/admin/clients', tags: ['admin'], summary: 'List AI clients', protect: true } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/admin/clients',
+        tags: ['admin'],
+        summary: 'List AI clients',
+        protect: true,
+      },
+    })
     .input(z.object({}))
     .output(listClientsOutput)
     .query(async ({ ctx }) => ({ clients: await listClients(ctx.deps.db.prisma) })),

@@ -1,3 +1,4 @@
+import { apiError } from '../../../shared/errors.ts';
 import {
   addRedirectUriInput,
   listRedirectUrisInput,
@@ -6,7 +7,6 @@ import {
   redirectUriOutput,
   removeRedirectUriInput,
 } from '../../../shared/schemas/admin.ts';
-import { apiError } from '../../../shared/errors.ts';
 import { addRedirectUri, listRedirectUris, removeRedirectUri } from '../../admin/redirect-uris.ts';
 import { ApiProblem } from '../../problem.ts';
 import { adminProcedure, router } from '../../trpc.ts';
@@ -24,16 +24,37 @@ function notFound(error: 'client_not_found' | 'uri_not_found'): never {
 
 export const redirectUrisRouter = router({
   add: adminProcedure
-    .meta({ openapi: { method: 'POST', path: PATH, tags: ['admin'], summary: 'Register a redirect URI', protect: true } })
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: PATH,
+        tags: ['admin'],
+        summary: 'Register a redirect URI',
+        protect: true,
+      },
+    })
     .input(addRedirectUriInput)
     .output(redirectUriOutput)
     .mutation(async ({ ctx, input }) => {
-      const outcome = await addRedirectUri(ctx.deps.db.prisma, input.clientId, input.uri, new Date(ctx.deps.clock.now()));
+      const outcome = await addRedirectUri(
+        ctx.deps.db.prisma,
+        input.clientId,
+        input.uri,
+        new Date(ctx.deps.clock.now()),
+      );
       return outcome.ok ? outcome.value : notFound(outcome.error);
     }),
 
   list: adminProcedure
-    .meta({ openapi: { method: 'GET', path: PATH, tags: ['admin'], summary: "List a client's redirect URIs", protect: true } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: PATH,
+        tags: ['admin'],
+        summary: "List a client's redirect URIs",
+        protect: true,
+      },
+    })
     .input(listRedirectUrisInput)
     .output(listRedirectUrisOutput)
     .query(async ({ ctx, input }) => {
@@ -42,7 +63,15 @@ export const redirectUrisRouter = router({
     }),
 
   remove: adminProcedure
-    .meta({ openapi: { method: 'DELETE', path: PATH, tags: ['admin'], summary: 'Remove a redirect URI', protect: true } })
+    .meta({
+      openapi: {
+        method: 'DELETE',
+        path: PATH,
+        tags: ['admin'],
+        summary: 'Remove a redirect URI',
+        protect: true,
+      },
+    })
     .input(removeRedirectUriInput)
     .output(okOutput)
     .mutation(async ({ ctx, input }) => {
@@ -50,4 +79,3 @@ export const redirectUrisRouter = router({
       return outcome.ok ? { ok: true as const } : notFound(outcome.error);
     }),
 });
-

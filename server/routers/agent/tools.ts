@@ -1,5 +1,5 @@
-import { listToolsInput, listToolsOutput, type ToolView } from '../../../shared/schemas/agent.ts';
 import { composeToolId } from '../../../shared/ids.ts';
+import { listToolsInput, listToolsOutput, type ToolView } from '../../../shared/schemas/agent.ts';
 import { canExecute } from '../../auth/scopes.ts';
 import { agentProcedure } from '../../trpc.ts';
 
