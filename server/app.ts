@@ -64,13 +64,15 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       closing ??= (async () => {
         await new Promise<void>((resolve) => {
           const force = setTimeout(() => server.closeAllConnections(), LIMITS.shutdownGraceMs);
+          // Keep-alive sockets hold close() open: drop each one as soon as its last answer is out.
+          const sweep = setInterval(() => server.closeIdleConnections(), 50);
           force.unref();
+          sweep.unref();
           server.close(() => {
             clearTimeout(force);
+            clearInterval(sweep);
             resolve();
           });
-          // Keep-alive sockets with no request in flight would hold close() open.
-          server.closeIdleConnections();
         });
         await db.close();
       })();

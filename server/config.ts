@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseKek } from './crypto/kms/local.ts';
 
 /**
  * Every environment variable of CONTRACT.md §7, parsed once. Nothing else reads process.env.
@@ -33,8 +34,14 @@ const envSchema = z
     LOCAL_KEK: z
       .string()
       .trim()
-      // 32 bytes are 43 base64 characters and one padding character.
-      .regex(/^[A-Za-z0-9+/]{43}=?$/, 'must be the base64 of exactly 32 bytes')
+      .refine((value) => {
+        try {
+          parseKek(value);
+          return true;
+        } catch {
+          return false;
+        }
+      }, 'must be the base64 of exactly 32 bytes')
       .optional(),
     AZURE_KEY_VAULT_KEY_ID: z
       .url({ protocol: /^https?$/, error: 'must be the URL of a Key Vault key' })

@@ -60,7 +60,12 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
   };
 
   const fixed: Record<string, Record<string, Handler>> = {
-    '/healthz': { GET: async (_req, res) => (sendJson(res, 200, { ok: true }), '/healthz') },
+    '/healthz': {
+      GET: async (_req, res) => {
+        sendJson(res, 200, { ok: true });
+        return '/healthz';
+      },
+    },
     '/readyz': {
       GET: async (_req, res) => {
         try {
@@ -218,14 +223,14 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
     let work: Promise<string>;
     if (fixedRoute) {
       const handler = fixedRoute[method === 'HEAD' ? 'GET' : method];
-      work = handler
-        ? handler(req, res, url, requestId, started)
-        : Promise.resolve(
-            (sendError(res, apiError('method_not_allowed', `${method} is not allowed on this path.`), {
-              allow: Object.keys(fixedRoute).join(', '),
-            }),
-            url.pathname),
-          );
+      if (handler) {
+        work = handler(req, res, url, requestId, started);
+      } else {
+        sendError(res, apiError('method_not_allowed', `${method} is not allowed on this path.`), {
+          allow: Object.keys(fixedRoute).join(', '),
+        });
+        work = Promise.resolve(url.pathname);
+      }
     } else if (url.pathname.startsWith('/trpc/')) {
       work = handleTrpc(req, res, url, requestId);
     } else {

@@ -1,5 +1,6 @@
 import { createApp } from './app.ts';
 import { loadConfig } from './config.ts';
+import { KmsConfigError } from './crypto/kms/kms.ts';
 import { createLogger } from './logger.ts';
 
 /** Entry point: config → database (migrated) → HTTP server; SIGINT/SIGTERM shut down gracefully. */
@@ -15,6 +16,11 @@ async function main(): Promise<void> {
   try {
     app = await createApp(config, { logger });
   } catch (error) {
+    if (error instanceof KmsConfigError) {
+      // The message names the setting (e.g. a KEK file of the wrong size or mode).
+      process.stderr.write(`toolgate: configuration error: ${error.message}\n`);
+      process.exit(1);
+    }
     // One line, no stack: the usual cause is an unreachable or unusable DATABASE_URL.
     process.stderr.write(
       `toolgate: start-up failed: ${error instanceof Error ? error.message : String(error)}\n`,

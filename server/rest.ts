@@ -27,8 +27,8 @@ export type RouteMatch =
 export function collectRoutes(router: AnyRouter): Route[] {
   const routes: Route[] = [];
   for (const [procedurePath, procedure] of Object.entries(router._def.procedures)) {
-    const openapi = ((procedure as { _def: { meta?: OpenApiMeta } })._def.meta ?? {}).openapi;
-    if (!openapi || openapi.enabled === false) continue;
+    const openapi = (procedure as { _def: { meta?: OpenApiMeta } })._def.meta?.openapi;
+    if (!openapi?.path || openapi.enabled === false) continue;
     const paramNames = [...openapi.path.matchAll(/\{(.+?)\}/g)].map((m) => m[1] as string);
     const pattern = openapi.path
       .split(/\{.+?\}/)

@@ -67,7 +67,7 @@ export async function callUpstream(request: UpstreamRequest, timeoutMs: number):
       }
       return { ok: false, error: 'upstream_error', status: response.status, body: excerpt(bytes) };
     }
-  } catch (error) {
+  } catch {
     if (signal.aborted) return { ok: false, error: 'upstream_timeout' };
     return { ok: false, error: 'upstream_unreachable' };
   }

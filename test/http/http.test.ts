@@ -198,3 +198,38 @@ describeBackends('HTTP surface', (backend) => {
     });
   });
 });
+
+describeBackends('graceful shutdown', (backend) => {
+  it('finishes a request in flight, then refuses new connections and closes the database', async () => {
+    const server = await startServer(backend.name);
+    const body = JSON.stringify({ name: 'late' });
+    // Send the headers and half the body, start closing, then send the rest.
+    const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(`${server.url}/admin/clients`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${server.adminKey}`,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+        },
+      });
+      req.on('response', (res) => {
+        let text = '';
+        res.on('data', (c) => {
+          text += c;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      });
+      req.on('error', reject);
+      req.write(body.slice(0, 5));
+      setTimeout(() => req.end(body.slice(5)), 300);
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    const closed = server.close();
+    const reply = await answer;
+    expect(reply.status).toBe(200);
+    expect(JSON.parse(reply.body)).toMatchObject({ name: 'late' });
+    await closed;
+    await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+  });
+});

@@ -68,6 +68,7 @@ export async function startServer(
 export interface Reply {
   status: number;
   headers: Headers;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON answers and assert them whole.
   body: any;
   text: string;
 }

@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LIMITS } from '../../server/config.ts';
+import { manualClock } from '../../server/clock.ts';
+import { backends, describeBackends } from '../support/db.ts';
+import { call, provisionClient, startServer, type TestServer } from '../support/server.ts';
+
+const INVALID_API_KEY = {
+  ok: false,
+  error: 'invalid_api_key',
+  message: 'The API key is missing, malformed, unknown or revoked.',
+};
+const INVALID_CLIENT = {
+  ok: false,
+  error: 'invalid_client',
+  message: 'X-Service-Client-Id is missing, unknown, or not the client this key was issued to.',
+};
+
+describeBackends('agent authentication', (backend) => {
+  let server: TestServer;
+  let agent: { clientId: string; keyId: string; apiKey: string };
+  let other: { clientId: string; keyId: string; apiKey: string };
+  beforeAll(async () => {
+    server = await startServer(backend.name);
+    agent = await provisionClient(server, ['tools:execute']);
+    other = await provisionClient(server, ['tools:execute'], 'other');
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('lets a key with its own client id in', async () => {
+    const reply = await call(server.url, 'GET', '/tools', { key: agent.apiKey, clientId: agent.clientId });
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({ tools: [] });
+  });
+
+  it.each([
+    ['no Authorization header', { clientId: 'x' }],
+    ['a Basic scheme', { headers: { authorization: 'Basic dXNlcjpwYXNz' } }],
+    ['a lower-case bearer with nothing after it', { headers: { authorization: 'Bearer' } }],
+    ['a malformed key', { key: 'not-a-key' }],
+    ['an unknown key id', { key: `tg_key_${'z'.repeat(20)}_${'A'.repeat(43)}` }],
+  ])('answers 401 invalid_api_key for %s', async (_label, options) => {
+    const reply = await call(server.url, 'GET', '/tools', options);
+    expect(reply.status).toBe(401);
+    expect(reply.body).toEqual(INVALID_API_KEY);
+  });
+
+  it('answers 401 invalid_api_key for a known key id with a wrong secret', async () => {
+    const forged = `${agent.apiKey.slice(0, -4)}AAAA` === agent.apiKey ? `${agent.apiKey.slice(0, -4)}BBBB` : `${agent.apiKey.slice(0, -4)}AAAA`;
+    const reply = await call(server.url, 'GET', '/tools', { key: forged, clientId: agent.clientId });
+    expect(reply.status).toBe(401);
+    expect(reply.body).toEqual(INVALID_API_KEY);
+  });
+
+  it('answers 401 invalid_client when the client id is missing, unknown, or another client', async () => {
+    for (const clientId of [undefined, 'cli_unknown', other.clientId, '']) {
+      const reply = await call(server.url, 'GET', '/tools', { key: agent.apiKey, clientId });
+      expect(reply.status).toBe(401);
+      expect(reply.body).toEqual(INVALID_CLIENT);
+    }
+  });
+
+  it('answers invalid_client to the bootstrap admin key on agent routes', async () => {
+    const reply = await call(server.url, 'GET', '/tools', { key: server.adminKey, clientId: agent.clientId });
+    expect(reply.status).toBe(401);
+    expect(reply.body).toEqual(INVALID_CLIENT);
+  });
+
+  it('checks the key before the client', async () => {
+    const reply = await call(server.url, 'GET', '/tools', { key: 'nope', clientId: 'cli_unknown' });
+    expect(reply.body).toEqual(INVALID_API_KEY);
+  });
+
+  it('stores only the hash and never logs the key', async () => {
+    const rows = await server.app.deps.db.prisma.apiKey.findMany();
+    const dump = JSON.stringify(rows);
+    for (const key of [agent.apiKey, other.apiKey]) {
+      expect(dump).not.toContain(key);
+      expect(dump).not.toContain(key.split('_').at(-1));
+    }
+    expect(server.logs.join('')).not.toContain(agent.apiKey);
+  });
+});
+
+describe.runIf(backends().some((b) => b.name === 'postgres'))('revocation across servers on one PostgreSQL', () => {
+  let first: TestServer;
+  let second: TestServer;
+  const clock = manualClock();
+  beforeAll(async () => {
+    first = await startServer('postgres');
+    second = await startServer('postgres', { databaseUrl: first.databaseUrl, clock });
+  });
+  afterAll(async () => {
+    await second?.close();
+    await first?.close();
+  });
+
+  it('a key revoked on one server stops working on the other within the recheck time (< 5 s)', async () => {
+    expect(LIMITS.apiKeyRecheckMs).toBeLessThan(5_000);
+    const agent = await provisionClient(first, ['tools:execute']);
+    const before = await call(second.url, 'GET', '/tools', { key: agent.apiKey, clientId: agent.clientId });
+    expect(before.status).toBe(200);
+    const revoked = await call(first.url, 'DELETE', `/admin/api-keys/${agent.keyId}`, { key: first.adminKey });
+    expect(revoked.body).toEqual({ ok: true });
+    clock.advance(LIMITS.apiKeyRecheckMs);
+    const after = await call(second.url, 'GET', '/tools', { key: agent.apiKey, clientId: agent.clientId });
+    expect(after.status).toBe(401);
+    expect(after.body).toEqual(INVALID_API_KEY);
+  });
+});
