@@ -10,6 +10,8 @@ import { createEnvelope, createKms } from './crypto/envelope.ts';
 import { openDatabase } from './db/database.ts';
 import { SlidingWindowLimiter } from './execute/rate-limit.ts';
 import { createHttpServer } from './http.ts';
+import { IdempotencyService } from './idempotency/service.ts';
+import { idempotencySettings } from './idempotency/settings.ts';
 import { createLogger } from './logger.ts';
 import { createMetrics } from './metrics.ts';
 
@@ -43,7 +45,9 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     envelope,
     apps: new AppRegistry(db.prisma, envelope, clock, logger),
     limiter: new SlidingWindowLimiter(config.rateLimitPerKeyPerMin),
+    idempotency: new IdempotencyService(db.prisma, clock, logger, idempotencySettings(config)),
   };
+  deps.idempotency.startPurging();
   const server = createHttpServer(deps, createMetrics());
   let closing: Promise<void> | undefined;
 
@@ -74,6 +78,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
             resolve();
           });
         });
+        await deps.idempotency.close();
         await db.close();
       })();
       return closing;

@@ -7,6 +7,7 @@ import type { Config } from './config.ts';
 import type { Envelope } from './crypto/envelope.ts';
 import type { Database } from './db/database.ts';
 import type { SlidingWindowLimiter } from './execute/rate-limit.ts';
+import type { IdempotencyService } from './idempotency/service.ts';
 
 /** What lives as long as the server: built once in app.ts, shared by every request. */
 export interface AppDeps {
@@ -18,6 +19,7 @@ export interface AppDeps {
   envelope: Envelope;
   apps: AppRegistry;
   limiter: SlidingWindowLimiter;
+  idempotency: IdempotencyService;
 }
 
 /** Status and headers a procedure may set on its REST answer (success only; errors carry their own). */

@@ -298,7 +298,8 @@ describeBackends('database', (backend) => {
     expect(state.expiresAt.getTime()).toBe(at.getTime());
     expect(state.usedAt).toBeNull();
 
-    const body = { status: 'ok', data: { nested: [true, 1.5] } };
+    // The stored answer is its exact JSON text (TEXT column), not a JSONB value.
+    const body = JSON.stringify({ status: 'ok', data: { nested: [true, 1.5] } });
     await prisma.idempotencyRecord.create({
       data: {
         apiKeyId: 'key_1',

@@ -1,9 +1,12 @@
-import { apiError } from '../../../shared/errors.ts';
+import { apiError, type ErrorBody, statusOf } from '../../../shared/errors.ts';
 import { HEADER } from '../../../shared/headers.ts';
-import { proxyInput, proxyOutput } from '../../../shared/schemas/agent.ts';
+import { type ProxySuccess, proxyInput, proxyOutput } from '../../../shared/schemas/agent.ts';
 import { headerValue } from '../../context.ts';
-import { authorizeAndValidate, resolveTool } from '../../execute/execute.ts';
+import { authorizeAndValidate, type ExecuteOutcome, resolveTool } from '../../execute/execute.ts';
 import { authorizeAndRun, checkUserHeader } from '../../execute/run.ts';
+import { requestFingerprint } from '../../idempotency/fingerprint.ts';
+import { checkIdempotencyKey } from '../../idempotency/key.ts';
+import { scopeOf } from '../../idempotency/service.ts';
 import { ApiProblem } from '../../problem.ts';
 import { agentProcedure } from '../../trpc.ts';
 
@@ -23,7 +26,8 @@ const limitedProcedure = agentProcedure.use(async function rateLimit({ ctx, next
 
 /**
  * POST /proxyV2. Checks in the contract's order: key → client → rate limit → body shape → tool →
- * caller scope → parameters → idempotency → user authorization → upstream.
+ * caller scope → parameters → idempotency → user authorization → upstream. With
+ * X-Service-Idempotency-Key the last two steps run at most once per (API key, key): server/idempotency.
  */
 export const proxyProcedure = limitedProcedure
   .meta({
@@ -50,13 +54,64 @@ export const proxyProcedure = limitedProcedure
     const badUser = checkUserHeader(userId, resolved.resolved.app.auth.type === 'oauth2');
     if (badUser) throw new ApiProblem(badUser);
 
-    const outcome = await authorizeAndRun(
-      deps,
-      resolved.resolved,
-      { clientId: ctx.clientId, userId },
-      input.parameters,
-      ctx.startedAt,
+    const idempotencyKey = headerValue(ctx.headers, HEADER.idempotencyKey);
+    const badKey = checkIdempotencyKey(idempotencyKey);
+    if (badKey) throw new ApiProblem(badKey);
+
+    const { toolId, app } = resolved.resolved;
+    const run = async (): Promise<RunAnswer> => {
+      const outcome = await authorizeAndRun(
+        deps,
+        resolved.resolved,
+        { clientId: ctx.clientId, userId },
+        input.parameters,
+        ctx.startedAt,
+      );
+      return { status: outcome.ok ? 200 : statusOf(outcome.body.error), body: outcome.body, outcome };
+    };
+    if (idempotencyKey === undefined) return settle((await run()).outcome);
+
+    const result = await deps.idempotency.run(
+      { scope: scopeOf(ctx.principal.keyId), key: idempotencyKey },
+      requestFingerprint({ toolId, appId: app.appId, userId, parameters: input.parameters }),
+      run,
+      ctx.log,
     );
-    if (!outcome.ok) throw new ApiProblem(outcome.body);
-    return outcome.body;
+    switch (result.kind) {
+      case 'run':
+        return settle(result.answer.outcome);
+      case 'replay': {
+        // The stored answer, byte for byte: a 200 body, or the stored 502/504 error body.
+        const replayed = { [HEADER.idempotentReplayed]: 'true' };
+        if (result.answer.status !== 200) throw new ApiProblem(result.answer.body as ErrorBody, replayed);
+        Object.assign(ctx.response.headers, replayed);
+        return result.answer.body as ProxySuccess;
+      }
+      case 'conflict':
+        throw new ApiProblem(
+          apiError(
+            'idempotency_key_reused',
+            'This idempotency key was already used with a different request.',
+          ),
+        );
+      case 'in_progress':
+        throw new ApiProblem(
+          apiError(
+            'idempotency_in_progress',
+            'A request with this idempotency key is still running; retry later.',
+          ),
+        );
+    }
   });
+
+/** The run step's outcome with the status it answers, as idempotency stores it. */
+interface RunAnswer {
+  status: number;
+  body: unknown;
+  outcome: ExecuteOutcome;
+}
+
+function settle(outcome: ExecuteOutcome): ProxySuccess {
+  if (!outcome.ok) throw new ApiProblem(outcome.body);
+  return outcome.body;
+}

@@ -1,0 +1,216 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { manualClock } from '../../server/clock.ts';
+import { type Database, openDatabase } from '../../server/db/database.ts';
+import { purgeExpired, startPurger } from '../../server/idempotency/purge.ts';
+import { ADMIN_SCOPE, IdempotencyService, scopeOf } from '../../server/idempotency/service.ts';
+import { idempotencySettings } from '../../server/idempotency/settings.ts';
+import { createLogger } from '../../server/logger.ts';
+import { createTestDatabase, describeBackends, type TestDatabase } from '../support/db.ts';
+
+const logger = createLogger(process.env.IDEM_LOG ? 'debug' : 'silent');
+const ok = (body: unknown = { ok: true }) => ({ status: 200, body });
+
+describe('scopeOf', () => {
+  it('keeps the admin key in a namespace no API key id can have', () => {
+    expect(scopeOf('key_abcdefghij0123456789')).toBe('key_abcdefghij0123456789');
+    expect(scopeOf(null)).toBe(ADMIN_SCOPE);
+    expect(ADMIN_SCOPE).not.toMatch(/^key_[a-z0-9]{20}$/);
+  });
+});
+
+describe('idempotency settings', () => {
+  it('leases for the upstream time-out plus a margin and renews well within it', () => {
+    const settings = idempotencySettings({ upstreamTimeoutMs: 30_000 });
+    expect(settings.leaseMs).toBeGreaterThan(30_000);
+    expect(settings.renewEveryMs).toBeLessThan(settings.leaseMs / 2);
+    expect(settings.ttlMs).toBe(24 * 60 * 60 * 1000);
+  });
+});
+
+describe('startPurger', () => {
+  it('runs passes one after another off a timer and stops, waiting for the pass in flight', async () => {
+    let passes = 0;
+    let inFlight = 0;
+    let overlapped = false;
+    const purger = startPurger(
+      async () => {
+        inFlight += 1;
+        overlapped ||= inFlight > 1;
+        await sleep(15);
+        passes += 1;
+        inFlight -= 1;
+        return passes === 1 ? 3 : 0;
+      },
+      5,
+      logger,
+    );
+    while (passes < 3) await sleep(5);
+    await purger.stop();
+    const stoppedAt = passes;
+    expect(inFlight).toBe(0);
+    await sleep(40);
+    expect(passes).toBe(stoppedAt);
+    expect(overlapped).toBe(false);
+  });
+
+  it('survives a failing pass', async () => {
+    let calls = 0;
+    const purger = startPurger(
+      async () => {
+        calls += 1;
+        if (calls === 1) throw new Error('database away');
+        return 0;
+      },
+      5,
+      logger,
+    );
+    while (calls < 2) await sleep(5);
+    await purger.stop();
+  });
+});
+
+describeBackends('idempotency service and store', (backend) => {
+  let tdb: TestDatabase;
+  let db: Database;
+  const clock = manualClock(Date.UTC(2026, 0, 1));
+  const settings = { ...idempotencySettings({ upstreamTimeoutMs: 1_000 }), leaseMs: 2_000, renewEveryMs: 20 };
+  let service: IdempotencyService;
+  /** Another server on the same database: its own cache, the same rows. */
+  let peer: IdempotencyService;
+
+  beforeAll(async () => {
+    tdb = await createTestDatabase(backend.name);
+    db = await openDatabase(tdb.url);
+    service = new IdempotencyService(db.prisma, clock, logger, settings);
+    peer = new IdempotencyService(db.prisma, clock, logger, settings);
+  });
+  afterAll(async () => {
+    await db?.close();
+    await tdb?.drop();
+  });
+
+  const row = (key: string) =>
+    db.prisma.idempotencyRecord.findUnique({ where: { apiKeyId_key: { apiKeyId: 'key_s', key } } });
+  const slot = (key: string) => ({ scope: 'key_s', key });
+
+  it('a live run renews its lease, so a peer never takes over a slow call', async () => {
+    let release = () => {};
+    const running = service.run(slot('slow'), 'fp', async () => {
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      return ok();
+    });
+    try {
+      await vi.waitFor(async () => expect(await row('slow')).not.toBeNull());
+      clock.advance(settings.leaseMs * 5); // far past the first lease
+      await vi.waitFor(async () =>
+        expect((await row('slow'))?.leaseUntil.getTime()).toBe(clock.now() + settings.leaseMs),
+      );
+      expect(await peer.run(slot('slow'), 'fp', async () => ok({ twice: true }))).toEqual({
+        kind: 'in_progress',
+      });
+    } finally {
+      release();
+    }
+    expect(await running).toEqual({ kind: 'run', answer: ok() });
+    expect(await peer.run(slot('slow'), 'fp', async () => ok({ twice: true }))).toEqual({
+      kind: 'replay',
+      answer: ok(),
+    });
+  });
+
+  it('a run that lost its record to a takeover does not overwrite it', async () => {
+    const outcome = await service.run(slot('fenced'), 'fp', async () => {
+      await db.prisma.idempotencyRecord.update({
+        where: { apiKeyId_key: { apiKeyId: 'key_s', key: 'fenced' } },
+        data: { owner: 'the-taker' },
+      });
+      return ok({ mine: true });
+    });
+    expect(outcome).toEqual({ kind: 'run', answer: ok({ mine: true }) });
+    expect(await row('fenced')).toMatchObject({
+      state: 'in_progress',
+      owner: 'the-taker',
+      responseBody: null,
+    });
+  });
+
+  it('forgets the record when the run throws or answers what is not stored', async () => {
+    await expect(
+      service.run(slot('throws'), 'fp', async () => {
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    expect(await row('throws')).toBeNull();
+    for (const status of [400, 401, 403, 404, 500]) {
+      const outcome = await service.run(slot(`status-${status}`), 'fp', async () => ({
+        status,
+        body: { status },
+      }));
+      expect(outcome.kind).toBe('run');
+      expect(await row(`status-${status}`)).toBeNull();
+    }
+    for (const status of [200, 502, 504]) {
+      await service.run(slot(`status-${status}`), 'fp', async () => ({ status, body: { status } }));
+      expect(await row(`status-${status}`)).toMatchObject({ state: 'done', responseStatus: status });
+      expect(await peer.run(slot(`status-${status}`), 'fp', async () => ok())).toEqual({
+        kind: 'replay',
+        answer: { status, body: { status } },
+      });
+    }
+  });
+
+  it('the cache never answers what the database would not', async () => {
+    await service.run(slot('cached'), 'fp-a', async () => ok({ n: 1 }));
+    // Same key, other request: the database decides (422), not the cached record of fp-a.
+    expect(await service.run(slot('cached'), 'fp-b', async () => ok())).toEqual({ kind: 'conflict' });
+    expect(await service.run(slot('cached'), 'fp-a', async () => ok())).toEqual({
+      kind: 'replay',
+      answer: ok({ n: 1 }),
+    });
+    // Past its 24 hours the cached record is ignored and the key is as new.
+    clock.advance(settings.ttlMs);
+    expect(await service.run(slot('cached'), 'fp-b', async () => ok({ n: 2 }))).toEqual({
+      kind: 'run',
+      answer: ok({ n: 2 }),
+    });
+    expect(await peer.run(slot('cached'), 'fp-b', async () => ok())).toEqual({
+      kind: 'replay',
+      answer: ok({ n: 2 }),
+    });
+  });
+
+  it('purges expired records in bounded batches and keeps live ones', async () => {
+    await service.purge(); // what the tests above left expired
+    const now = clock.now();
+    const at = (ms: number) => new Date(now + ms);
+    const record = (key: string, expiresIn: number) => ({
+      apiKeyId: 'key_p',
+      key,
+      fingerprint: 'fp',
+      state: 'done',
+      leaseUntil: at(-1),
+      responseStatus: 200,
+      responseBody: '{}',
+      createdAt: at(expiresIn - settings.ttlMs),
+      expiresAt: at(expiresIn),
+    });
+    await db.prisma.idempotencyRecord.createMany({
+      data: [
+        ...Array.from({ length: 1_234 }, (_, i) => record(`old-${i}`, -1 - i)),
+        record('edge', 0),
+        ...Array.from({ length: 5 }, (_, i) => record(`live-${i}`, 1 + i)),
+      ],
+    });
+    const count = () => db.prisma.idempotencyRecord.count({ where: { apiKeyId: 'key_p' } });
+    expect(await purgeExpired(db.prisma, now, { batchSize: 500, maxBatches: 2 })).toBe(1_000);
+    expect(await count()).toBe(240);
+    expect(await service.purge()).toBe(235);
+    expect(
+      (await db.prisma.idempotencyRecord.findMany({ where: { apiKeyId: 'key_p' } })).map((r) => r.key).sort(),
+    ).toEqual(['live-0', 'live-1', 'live-2', 'live-3', 'live-4']);
+    expect(await service.purge()).toBe(0);
+  });
+});
