@@ -53,9 +53,11 @@ export async function putApp(
   const data = {
     provider: input.provider,
     baseUrl: input.baseUrl ?? null,
-    openapi: (typeof input.openapi === 'string'
-      ? { $text: input.openapi }
-      : input.openapi) as Prisma.InputJsonValue,
+    // Kept as text: jsonb does not keep key order, and the tools (their order, the media types
+    // picked) must come out of the stored document exactly as they came out of the registration.
+    openapi: {
+      $text: typeof input.openapi === 'string' ? input.openapi : JSON.stringify(input.openapi),
+    } as Prisma.InputJsonValue,
     authType: input.auth.type,
     authConfig: publicAuth as Prisma.InputJsonValue,
     authSecret: authSecret === null ? null : new Uint8Array(authSecret),
@@ -75,7 +77,7 @@ export async function deleteApp(prisma: PrismaClient, appId: string): Promise<bo
   return count > 0;
 }
 
-/** The stored document as given: an object, or YAML/JSON text kept under `$text`. */
+/** The stored document: its YAML/JSON text kept under `$text` (an object in rows stored before that). */
 export function storedDocument(openapi: unknown): unknown {
   if (openapi && typeof openapi === 'object' && '$text' in openapi && Object.keys(openapi).length === 1) {
     return (openapi as { $text: string }).$text;

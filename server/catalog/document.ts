@@ -70,8 +70,9 @@ function load(input: unknown): { ok: true; document: JsonObject } | { ok: false;
   let value = input;
   if (typeof input === 'string') {
     try {
-      // YAML 1.2 is a superset of JSON; aliases are capped against expansion bombs.
-      value = parseYaml(input, { maxAliasCount: 100, prettyErrors: false });
+      // JSON text (how stored documents are kept) parses faster and keeps its key order as JSON;
+      // anything else is YAML, a superset of JSON, with aliases capped against expansion bombs.
+      value = parseJsonOrYaml(input);
     } catch (error) {
       const reason = error instanceof Error ? error.message.split('\n')[0] : 'unreadable';
       return {
@@ -90,6 +91,14 @@ function load(input: unknown): { ok: true; document: JsonObject } | { ok: false;
     return { ok: true, document: structuredClone(value) };
   } catch {
     return { ok: false, issues: [{ path: '', message: 'The document must be plain JSON data.' }] };
+  }
+}
+
+function parseJsonOrYaml(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return parseYaml(text, { maxAliasCount: 100, prettyErrors: false });
   }
 }
 

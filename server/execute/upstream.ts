@@ -81,9 +81,13 @@ function safeUrl(location: string, base: URL): URL | null {
   }
 }
 
-/** The first 64 KiB of a body as UTF-8 (a character cut at the edge becomes U+FFFD). */
+/**
+ * The first 64 KiB of a body as UTF-8. A character cut at the edge is dropped rather than turned
+ * into U+FFFD, which would push the excerpt past 64 KiB: a streaming decode holds it back.
+ */
 export function excerpt(bytes: Buffer): string {
-  return utf8.decode(bytes.subarray(0, LIMITS.upstreamBodyExcerptBytes));
+  if (bytes.length <= LIMITS.upstreamBodyExcerptBytes) return utf8.decode(bytes);
+  return new TextDecoder('utf-8').decode(bytes.subarray(0, LIMITS.upstreamBodyExcerptBytes), { stream: true });
 }
 
 /** `data` of the success envelope: JSON, text, base64 object, or null when empty. */

@@ -1,0 +1,158 @@
+/**
+ * The rate limit row of /proxyV2 (CONTRACT.md §1, §2 order of checks, §6): at most N calls per API
+ * key in any 60-second window, a burst of N allowed, 429 with Retry-After = retry_after.
+ * A server of its own with RATE_LIMIT_PER_KEY_PER_MIN=3 and a clock the tests move.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { manualClock } from '../../server/clock.ts';
+import { describeBackends } from '../support/db.ts';
+import { call, provisionClient, type Reply, startServer, type TestServer } from '../support/server.ts';
+import { startUpstream, type Upstream } from '../support/upstream.ts';
+import { type Agent, proxy, registerApp } from './helpers.ts';
+
+const LIMIT = 3;
+
+describeBackends('POST /proxyV2 rate limit', (backend) => {
+  let server: TestServer;
+  let upstream: Upstream;
+  const clock = manualClock();
+
+  beforeAll(async () => {
+    [server, upstream] = await Promise.all([
+      startServer(backend.name, { env: { RATE_LIMIT_PER_KEY_PER_MIN: String(LIMIT) }, clock }),
+      startUpstream(),
+    ]);
+    await registerApp(server, 'demo', {
+      provider: 'acme.demo',
+      openapi: upstream.openapi,
+      auth: { type: 'none' },
+    });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await upstream?.close();
+  });
+  beforeEach(() => upstream.reset());
+
+  const good = (agent: Agent) => proxy(server, agent, { toolId: 'demo:::getText', parameters: {} });
+  const limited = (retryAfter: number) => ({
+    ok: false,
+    error: 'rate_limited',
+    message: 'Too many calls with this API key; retry later.',
+    retry_after: retryAfter,
+  });
+  function expectLimited(reply: Reply, retryAfter: number): void {
+    expect(reply.status).toBe(429);
+    expect(reply.body).toEqual(limited(retryAfter));
+    expect(reply.headers.get('retry-after')).toBe(String(retryAfter));
+  }
+
+  it('allows a burst of N, then answers 429 with Retry-After equal to retry_after', async () => {
+    const agent = await provisionClient(server, ['tools:execute']);
+    for (let i = 0; i < LIMIT; i += 1) expect((await good(agent)).status).toBe(200);
+    expectLimited(await good(agent), 60);
+    expect(upstream.requests).toHaveLength(LIMIT);
+  });
+
+  it('counts down Retry-After in whole seconds, at least 1', async () => {
+    const agent = await provisionClient(server, ['tools:execute']);
+    for (let i = 0; i < LIMIT; i += 1) await good(agent);
+    clock.advance(30_500);
+    expectLimited(await good(agent), 30);
+    clock.advance(29_400);
+    expectLimited(await good(agent), 1);
+    clock.advance(100);
+    expect((await good(agent)).status).toBe(200);
+  });
+
+  it('does not count refused calls: a full burst is allowed again 60 s after the first', async () => {
+    const agent = await provisionClient(server, ['tools:execute']);
+    for (let i = 0; i < LIMIT; i += 1) await good(agent);
+    for (let i = 0; i < 5; i += 1) expect((await good(agent)).status).toBe(429);
+    clock.advance(60_000);
+    for (let i = 0; i < LIMIT; i += 1) expect((await good(agent)).status).toBe(200);
+    expect((await good(agent)).status).toBe(429);
+  });
+
+  it('slides: each call frees its place 60 s after it was made', async () => {
+    const agent = await provisionClient(server, ['tools:execute']);
+    await good(agent);
+    clock.advance(20_000);
+    await good(agent);
+    clock.advance(20_000);
+    await good(agent);
+    clock.advance(10_000);
+    expectLimited(await good(agent), 10);
+    clock.advance(10_000);
+    expect((await good(agent)).status).toBe(200);
+    expectLimited(await good(agent), 20);
+  });
+
+  it('counts authenticated calls that fail later (bad body, unknown tool, bad parameters)', async () => {
+    const agent = await provisionClient(server, ['tools:execute']);
+    expect((await proxy(server, agent, { toolId: 'demo:::getText' })).status).toBe(400);
+    expect((await proxy(server, agent, { toolId: 'demo:::nope', parameters: {} })).status).toBe(404);
+    expect((await proxy(server, agent, { toolId: 'demo:::getItem', parameters: {} })).status).toBe(400);
+    expectLimited(await good(agent), 60);
+    expect(upstream.requests).toEqual([]);
+  });
+
+  describe('order of checks', () => {
+    let agent: Agent;
+    beforeAll(async () => {
+      agent = await provisionClient(server, ['tools:execute:demo']);
+      for (let i = 0; i < LIMIT; i += 1) await good(agent);
+    });
+
+    it('answers 429 before looking at the body, the tool, the scope or the parameters', async () => {
+      for (const body of [
+        { parameters: 'not an object' },
+        ['not', 'an', 'object'],
+        { toolId: 'nope:::nothing', parameters: {} },
+        { toolId: 'other:::getText', parameters: {} },
+        { toolId: 'demo:::getItem', parameters: { nope: 1 } },
+      ]) {
+        expectLimited(await proxy(server, agent, body), 60);
+      }
+      expect(upstream.requests).toEqual([]);
+    });
+
+    it('answers 401 before the rate limit: a bad key or a wrong client', async () => {
+      const badKey = await call(server.url, 'POST', '/proxyV2', {
+        key: `${agent.apiKey}x`,
+        clientId: agent.clientId,
+        body: { toolId: 'demo:::getText', parameters: {} },
+      });
+      expect([badKey.status, badKey.body.error]).toEqual([401, 'invalid_api_key']);
+      const other = await provisionClient(server, ['tools:execute']);
+      const wrongClient = await call(server.url, 'POST', '/proxyV2', {
+        key: agent.apiKey,
+        clientId: other.clientId,
+        body: { toolId: 'demo:::getText', parameters: {} },
+      });
+      expect([wrongClient.status, wrongClient.body.error]).toEqual([401, 'invalid_client']);
+    });
+
+    it('limits per API key: another key of the same client is not limited', async () => {
+      const sibling = await call(server.url, 'POST', `/admin/clients/${agent.clientId}/api-keys`, {
+        key: server.adminKey,
+        body: { scopes: ['tools:execute'] },
+      });
+      const second = { clientId: agent.clientId, keyId: sibling.body.keyId, apiKey: sibling.body.apiKey };
+      expect((await good(second)).status).toBe(200);
+      expect((await good(agent)).status).toBe(429);
+    });
+
+    it('does not limit GET /tools or admin calls', async () => {
+      for (let i = 0; i < LIMIT + 2; i += 1) {
+        const tools = await call(server.url, 'GET', '/tools', {
+          key: agent.apiKey,
+          clientId: agent.clientId,
+        });
+        expect(tools.status).toBe(200);
+        const admin = await call(server.url, 'GET', '/admin/apps', { key: server.adminKey });
+        expect(admin.status).toBe(200);
+      }
+    });
+  });
+});

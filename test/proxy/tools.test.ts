@@ -1,0 +1,292 @@
+/** GET /tools end to end (CONTRACT.md §2): the catalog an agent reads, filtered by the key's scopes. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeBackends } from '../support/db.ts';
+import { call, provisionClient, startServer, type TestServer } from '../support/server.ts';
+import { startUpstream, type Upstream } from '../support/upstream.ts';
+import { type Agent, oauth2Auth, registerApp } from './helpers.ts';
+
+const DIALECT = 'https://json-schema.org/draft/2020-12/schema';
+
+/** The 3.0 fixture document as a `none` app named `demo`: every field of every tool. */
+const DEMO_TOOLS = [
+  {
+    toolId: 'demo:::listItems',
+    appId: 'demo',
+    name: 'listItems',
+    description: 'GET /items',
+    parameters: {
+      $schema: DIALECT,
+      type: 'object',
+      properties: {
+        tags: { type: 'array', items: { type: 'string' } },
+        limit: { type: 'integer', exclusiveMinimum: 0, maximum: 100, examples: [10] },
+      },
+      additionalProperties: false,
+    },
+    requiresUserAuth: false,
+    scopes: [],
+  },
+  {
+    toolId: 'demo:::createItem',
+    appId: 'demo',
+    name: 'createItem',
+    description: 'POST /items',
+    parameters: {
+      $schema: DIALECT,
+      type: 'object',
+      properties: {
+        body: {
+          type: 'object',
+          required: ['title'],
+          properties: {
+            id: {
+              type: 'string',
+              readOnly: true,
+              description: 'Set by the server: not required in requests',
+            },
+            title: { type: 'string', minLength: 1 },
+            labels: { type: ['array', 'null'], items: { type: 'string' } },
+          },
+          additionalProperties: false,
+        },
+      },
+      required: ['body'],
+      additionalProperties: false,
+    },
+    requiresUserAuth: false,
+    scopes: [],
+  },
+  {
+    toolId: 'demo:::getItem',
+    appId: 'demo',
+    name: 'getItem',
+    description: 'GET /items/{itemId}',
+    parameters: {
+      $schema: DIALECT,
+      type: 'object',
+      properties: { itemId: { type: 'string' } },
+      required: ['itemId'],
+      additionalProperties: false,
+    },
+    requiresUserAuth: false,
+    // The document declares an OAuth scope, but a `none` app has no user authorization.
+    scopes: [],
+  },
+  {
+    toolId: 'demo:::getMe',
+    appId: 'demo',
+    name: 'getMe',
+    description: 'GET /me',
+    parameters: { $schema: DIALECT, type: 'object', properties: {}, additionalProperties: false },
+    requiresUserAuth: false,
+    scopes: [],
+  },
+];
+
+const FULL_TOOLS = [
+  'listItems',
+  'createItem',
+  'getItem',
+  'deleteItem',
+  'listOrgRepos',
+  'echo',
+  'getText',
+  'getImage',
+  'getStatus',
+  'slow',
+  'redirectSameOrigin',
+  'redirectCrossOrigin',
+  'getWithHeaderKey',
+  'getWithQueryKey',
+  'getMe',
+  'createNote',
+];
+
+const INVALID_CLIENT = {
+  ok: false,
+  error: 'invalid_client',
+  message: 'X-Service-Client-Id is missing, unknown, or not the client this key was issued to.',
+};
+const INVALID_API_KEY = {
+  ok: false,
+  error: 'invalid_api_key',
+  message: 'The API key is missing, malformed, unknown or revoked.',
+};
+
+describeBackends('GET /tools', (backend) => {
+  let server: TestServer;
+  let upstream: Upstream;
+  let all: Agent;
+  let demoOnly: Agent;
+
+  beforeAll(async () => {
+    [server, upstream] = await Promise.all([startServer(backend.name), startUpstream()]);
+    await registerApp(server, 'demo', {
+      provider: 'acme.demo',
+      openapi: upstream.openapi30,
+      auth: { type: 'none' },
+    });
+    await registerApp(server, 'keyed', {
+      provider: 'acme.keyed',
+      openapi: upstream.openapi,
+      auth: { type: 'api_key', in: 'header', name: 'X-Api-Key', value: 'tools-test-secret' },
+    });
+    await registerApp(server, 'oauthy', {
+      provider: 'acme.oauth',
+      openapi: upstream.openapi,
+      auth: oauth2Auth(),
+    });
+    all = await provisionClient(server, ['tools:execute']);
+    demoOnly = await provisionClient(server, ['tools:execute:demo']);
+  });
+  afterAll(async () => {
+    await server?.close();
+    await upstream?.close();
+  });
+
+  const tools = (agent: Agent, query = '', headers: Record<string, string> = {}) =>
+    call(server.url, 'GET', `/tools${query}`, { key: agent.apiKey, clientId: agent.clientId, headers });
+  const ids = (body: { tools: { toolId: string }[] }) => body.tools.map((tool) => tool.toolId);
+
+  it('answers each tool with its JSON Schema, exactly as the contract shapes it', async () => {
+    const reply = await tools(all, '?appId=demo');
+    expect(reply.status).toBe(200);
+    expect(reply.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(reply.body).toEqual({ tools: DEMO_TOOLS });
+  });
+
+  it('lists every app the key may execute, in app id order, tools in document order', async () => {
+    const reply = await tools(all);
+    expect(reply.status).toBe(200);
+    expect(ids(reply.body)).toEqual([
+      ...DEMO_TOOLS.map((tool) => tool.toolId),
+      ...FULL_TOOLS.map((name) => `keyed:::${name}`),
+      ...FULL_TOOLS.map((name) => `oauthy:::${name}`),
+    ]);
+  });
+
+  it('shows only the apps of tools:execute:<appId> scopes', async () => {
+    expect(await tools(demoOnly)).toMatchObject({ status: 200, body: { tools: DEMO_TOOLS } });
+    const two = await provisionClient(server, [
+      'tools:execute:demo',
+      'tools:execute:oauthy',
+      'connections:read',
+    ]);
+    expect(ids((await tools(two)).body)).toEqual([
+      ...DEMO_TOOLS.map((tool) => tool.toolId),
+      ...FULL_TOOLS.map((name) => `oauthy:::${name}`),
+    ]);
+  });
+
+  it('answers an empty list to a valid key without an execute scope', async () => {
+    const reader = await provisionClient(server, ['connections:read', 'oauth:initiate']);
+    const reply = await tools(reader);
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({ tools: [] });
+  });
+
+  it('filters by the appId query', async () => {
+    expect(ids((await tools(all, '?appId=oauthy')).body)).toEqual(
+      FULL_TOOLS.map((name) => `oauthy:::${name}`),
+    );
+    for (const [agent, query] of [
+      [all, '?appId=unknown'],
+      [demoOnly, '?appId=oauthy'],
+      [demoOnly, '?appId=keyed'],
+    ] as const) {
+      const reply = await tools(agent, query);
+      expect(reply.status).toBe(200);
+      expect(reply.body).toEqual({ tools: [] });
+    }
+  });
+
+  it('marks oauth2 tools as needing the user, with the OAuth scopes of their operation', async () => {
+    const reply = await tools(all, '?appId=oauthy');
+    const byName = new Map(reply.body.tools.map((tool: { name: string }) => [tool.name, tool]));
+    expect(byName.get('getMe')).toEqual({
+      toolId: 'oauthy:::getMe',
+      appId: 'oauthy',
+      name: 'getMe',
+      description: 'The signed-in user',
+      parameters: { $schema: DIALECT, type: 'object', properties: {}, additionalProperties: false },
+      requiresUserAuth: true,
+      scopes: ['profile:read'],
+    });
+    expect(byName.get('createNote')).toMatchObject({
+      requiresUserAuth: true,
+      scopes: ['notes:write', 'profile:read'],
+    });
+    // An operation without security of an oauth2 app still acts for the user, with no scope of its own.
+    expect(byName.get('listItems')).toMatchObject({ requiresUserAuth: true, scopes: [] });
+  });
+
+  it('marks api_key tools as not needing the user, and hides the credential parameter', async () => {
+    const reply = await tools(all, '?appId=keyed');
+    for (const tool of reply.body.tools) expect(tool).toMatchObject({ requiresUserAuth: false, scopes: [] });
+    const headerKey = reply.body.tools.find((tool: { name: string }) => tool.name === 'getWithHeaderKey');
+    expect(headerKey.parameters).toEqual({
+      $schema: DIALECT,
+      type: 'object',
+      properties: {},
+      additionalProperties: false,
+    });
+    expect(reply.text).not.toContain('tools-test-secret');
+  });
+
+  it('follows registrations and deletions at once', async () => {
+    await registerApp(server, 'late', {
+      provider: 'acme.late',
+      openapi: upstream.openapi30,
+      auth: { type: 'none' },
+    });
+    expect(ids((await tools(all, '?appId=late')).body)).toEqual([
+      'late:::listItems',
+      'late:::createItem',
+      'late:::getItem',
+      'late:::getMe',
+    ]);
+    await call(server.url, 'DELETE', '/admin/apps/late', { key: server.adminKey });
+    expect((await tools(all, '?appId=late')).body).toEqual({ tools: [] });
+    expect(ids((await tools(all)).body).some((id: string) => id.startsWith('late:::'))).toBe(false);
+  });
+
+  describe('authentication', () => {
+    it.each([
+      ['no Authorization', {}],
+      ['a Basic credential', { authorization: 'Basic dXNlcjpwYXNz' }],
+      ['an unknown key', { authorization: `Bearer tg_key_${'a'.repeat(20)}_${'b'.repeat(43)}` }],
+    ])('answers 401 invalid_api_key for %s', async (_label, headers) => {
+      const reply = await call(server.url, 'GET', '/tools', { clientId: all.clientId, headers });
+      expect(reply.status).toBe(401);
+      expect(reply.body).toEqual(INVALID_API_KEY);
+    });
+
+    it('answers 401 invalid_api_key for a revoked key', async () => {
+      const agent = await provisionClient(server, ['tools:execute']);
+      expect((await tools(agent)).status).toBe(200);
+      await call(server.url, 'DELETE', `/admin/api-keys/${agent.keyId}`, { key: server.adminKey });
+      const reply = await tools(agent);
+      expect([reply.status, reply.body]).toEqual([401, INVALID_API_KEY]);
+    });
+
+    it('answers 401 invalid_client for a missing, unknown or other client id', async () => {
+      const missing = await call(server.url, 'GET', '/tools', { key: all.apiKey });
+      const unknown = await call(server.url, 'GET', '/tools', {
+        key: all.apiKey,
+        clientId: 'cli_unknownunknown00',
+      });
+      const other = await call(server.url, 'GET', '/tools', { key: all.apiKey, clientId: demoOnly.clientId });
+      const empty = await call(server.url, 'GET', '/tools', { key: all.apiKey, clientId: '' });
+      const admin = await call(server.url, 'GET', '/tools', { key: server.adminKey, clientId: all.clientId });
+      for (const reply of [missing, unknown, other, empty, admin]) {
+        expect(reply.status).toBe(401);
+        expect(reply.body).toEqual(INVALID_CLIENT);
+      }
+    });
+
+    it('checks the key before the client', async () => {
+      const reply = await call(server.url, 'GET', '/tools', { key: 'nope', clientId: 'cli_unknown' });
+      expect([reply.status, reply.body]).toEqual([401, INVALID_API_KEY]);
+    });
+  });
+});
