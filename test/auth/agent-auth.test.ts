@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LIMITS } from '../../server/config.ts';
 import { manualClock } from '../../server/clock.ts';
+import { LIMITS } from '../../server/config.ts';
 import { backends, describeBackends } from '../support/db.ts';
 import { call, provisionClient, startServer, type TestServer } from '../support/server.ts';
 
@@ -47,7 +47,10 @@ describeBackends('agent authentication', (backend) => {
   });
 
   it('answers 401 invalid_api_key for a known key id with a wrong secret', async () => {
-    const forged = `${agent.apiKey.slice(0, -4)}AAAA` === agent.apiKey ? `${agent.apiKey.slice(0, -4)}BBBB` : `${agent.apiKey.slice(0, -4)}AAAA`;
+    const forged =
+      `${agent.apiKey.slice(0, -4)}AAAA` === agent.apiKey
+        ? `${agent.apiKey.slice(0, -4)}BBBB`
+        : `${agent.apiKey.slice(0, -4)}AAAA`;
     const reply = await call(server.url, 'GET', '/tools', { key: forged, clientId: agent.clientId });
     expect(reply.status).toBe(401);
     expect(reply.body).toEqual(INVALID_API_KEY);
@@ -83,29 +86,34 @@ describeBackends('agent authentication', (backend) => {
   });
 });
 
-describe.runIf(backends().some((b) => b.name === 'postgres'))('revocation across servers on one PostgreSQL', () => {
-  let first: TestServer;
-  let second: TestServer;
-  const clock = manualClock();
-  beforeAll(async () => {
-    first = await startServer('postgres');
-    second = await startServer('postgres', { databaseUrl: first.databaseUrl, clock });
-  });
-  afterAll(async () => {
-    await second?.close();
-    await first?.close();
-  });
+describe.runIf(backends().some((b) => b.name === 'postgres'))(
+  'revocation across servers on one PostgreSQL',
+  () => {
+    let first: TestServer;
+    let second: TestServer;
+    const clock = manualClock();
+    beforeAll(async () => {
+      first = await startServer('postgres');
+      second = await startServer('postgres', { databaseUrl: first.databaseUrl, clock });
+    });
+    afterAll(async () => {
+      await second?.close();
+      await first?.close();
+    });
 
-  it('a key revoked on one server stops working on the other within the recheck time (< 5 s)', async () => {
-    expect(LIMITS.apiKeyRecheckMs).toBeLessThan(5_000);
-    const agent = await provisionClient(first, ['tools:execute']);
-    const before = await call(second.url, 'GET', '/tools', { key: agent.apiKey, clientId: agent.clientId });
-    expect(before.status).toBe(200);
-    const revoked = await call(first.url, 'DELETE', `/admin/api-keys/${agent.keyId}`, { key: first.adminKey });
-    expect(revoked.body).toEqual({ ok: true });
-    clock.advance(LIMITS.apiKeyRecheckMs);
-    const after = await call(second.url, 'GET', '/tools', { key: agent.apiKey, clientId: agent.clientId });
-    expect(after.status).toBe(401);
-    expect(after.body).toEqual(INVALID_API_KEY);
-  });
-});
+    it('a key revoked on one server stops working on the other within the recheck time (< 5 s)', async () => {
+      expect(LIMITS.apiKeyRecheckMs).toBeLessThan(5_000);
+      const agent = await provisionClient(first, ['tools:execute']);
+      const before = await call(second.url, 'GET', '/tools', { key: agent.apiKey, clientId: agent.clientId });
+      expect(before.status).toBe(200);
+      const revoked = await call(first.url, 'DELETE', `/admin/api-keys/${agent.keyId}`, {
+        key: first.adminKey,
+      });
+      expect(revoked.body).toEqual({ ok: true });
+      clock.advance(LIMITS.apiKeyRecheckMs);
+      const after = await call(second.url, 'GET', '/tools', { key: agent.apiKey, clientId: agent.clientId });
+      expect(after.status).toBe(401);
+      expect(after.body).toEqual(INVALID_API_KEY);
+    });
+  },
+);
