@@ -7,6 +7,8 @@ import { readJsonBody } from './body.ts';
 import { type AppDeps, createContextInner } from './context.ts';
 import { renderDocs } from './docs.ts';
 import type { Metrics } from './metrics.ts';
+import { handleOAuthCallback } from './oauth/callback.ts';
+import { CALLBACK_PATH } from './oauth/state.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { ApiProblem } from './problem.ts';
 import { collectRoutes, matchRoute, routeInput } from './rest.ts';
@@ -92,6 +94,20 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
         res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
         res.end(body);
         return '/openapi.json';
+      },
+    },
+    // Not a procedure: it answers 302 to the client's registered URI (or 400 state_invalid).
+    [CALLBACK_PATH]: {
+      GET: async (req, res, url, requestId) => {
+        req.resume();
+        const outcome = await handleOAuthCallback(deps, url.searchParams, logger.child({ requestId }));
+        const headers = { 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' };
+        if (outcome.kind === 'invalid') sendError(res, outcome.body, headers);
+        else {
+          res.writeHead(302, { ...headers, location: outcome.location, 'content-length': '0' });
+          res.end();
+        }
+        return CALLBACK_PATH;
       },
     },
     '/docs': {
@@ -222,7 +238,9 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
     const fixedRoute = fixed[url.pathname];
     let work: Promise<string>;
     if (fixedRoute) {
-      const handler = fixedRoute[method === 'HEAD' ? 'GET' : method];
+      // HEAD is GET without a body, except on the callback, where a GET spends the state.
+      const handler =
+        fixedRoute[method] ?? (method === 'HEAD' && url.pathname !== CALLBACK_PATH ? fixedRoute.GET : undefined);
       if (handler) {
         work = handler(req, res, url, requestId, started);
       } else {

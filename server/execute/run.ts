@@ -1,8 +1,10 @@
 import { apiError, type ErrorBody } from '../../shared/errors.ts';
 import type { AppDeps } from '../context.ts';
-import { type Credentials, serviceCredentials } from './credentials.ts';
+import { isOAuthApp } from '../oauth/provider.ts';
+import type { Credentials } from './credentials.ts';
+import { serviceCredentials } from './credentials.ts';
 import { type ExecuteOutcome, type ResolvedTool, runTool } from './execute.ts';
-import { userCredentials } from './user-grant.ts';
+import { refreshRejected, userAccess } from './user-grant.ts';
 
 const USER_ID = /^[\s\S]{1,256}$/;
 const HEADER_NAME = 'X-Service-User-Id';
@@ -25,6 +27,15 @@ export function checkUserHeader(userId: string | undefined, required: boolean): 
   return USER_ID.test(userId) ? null : badHeader(`${HEADER_NAME} must be 1 to 256 characters.`);
 }
 
+const bearer = (accessToken: string): Credentials => ({
+  headers: { authorization: `Bearer ${accessToken}` },
+});
+
+/** The upstream answered 401: the token it was given is expired, revoked or otherwise refused. */
+function tokenRefused(outcome: ExecuteOutcome): boolean {
+  return !outcome.ok && outcome.body.error === 'upstream_error' && outcome.body.upstream_status === 401;
+}
+
 /**
  * The last two steps of a call, after idempotency: user authorization (oauth2 apps) or the
  * app's own credential, then the upstream. Every failure is a contract body.
@@ -37,19 +48,20 @@ export async function authorizeAndRun(
   startedAt: number,
 ): Promise<ExecuteOutcome> {
   const { app } = resolved;
-  let credentials: Credentials;
-  if (app.auth.type === 'oauth2') {
-    const grant = await userCredentials(
-      deps.db.prisma,
-      deps.envelope,
-      app,
-      identity.clientId,
-      identity.userId as string,
-    );
-    if (!grant.ok) return grant;
-    credentials = grant.credentials;
-  } else {
-    credentials = await serviceCredentials(app);
+  const timeoutMs = deps.config.upstreamTimeoutMs;
+  if (!isOAuthApp(app)) {
+    return runTool(resolved, parameters, await serviceCredentials(app), startedAt, timeoutMs);
   }
-  return runTool(resolved, parameters, credentials, startedAt, deps.config.upstreamTimeoutMs);
+
+  // The router has checked the header (checkUserHeader) before we get here.
+  const key = { clientId: identity.clientId, userId: identity.userId as string, appId: app.appId };
+  const scopes = resolved.tool.tool.scopes;
+  const access = await userAccess(deps, app, key, scopes);
+  if (!access.ok) return access;
+  const first = await runTool(resolved, parameters, bearer(access.accessToken), startedAt, timeoutMs);
+  // A token refreshed for this very call is not refreshed again: the 401 stands.
+  if (access.refreshed || !tokenRefused(first)) return first;
+  const retried = await refreshRejected(deps, app, key, access.accessToken, scopes);
+  if (!retried.ok) return retried;
+  return runTool(resolved, parameters, bearer(retried.accessToken), startedAt, timeoutMs);
 }

@@ -1,22 +1,15 @@
 import { apiError, type ErrorBody } from '../../shared/errors.ts';
-import type { LoadedApp } from '../apps/registry.ts';
-import type { Envelope } from '../crypto/envelope.ts';
-import type { PrismaClient } from '../db/generated/client.ts';
-import type { Credentials } from './credentials.ts';
+import type { AppDeps } from '../context.ts';
+import { expiresSoon, findGrant, type GrantKey, openTokens } from '../oauth/grants.ts';
+import type { OAuthApp } from '../oauth/provider.ts';
+import { type RefreshOutcome, refreshGrant } from '../oauth/refresh.ts';
 
-/** The envelope context of a grant: a blob bound to its (client, user, app) row. */
-export function connectionContext(clientId: string, userId: string, appId: string): string {
-  return `connection:${clientId}:${userId}:${appId}`;
-}
+export { connectionContext, type TokenSet } from '../oauth/grants.ts';
 
-/** The stored token set of a grant, as sealed in `connections.credential`. */
-export interface TokenSet {
-  access_token: string;
-  refresh_token?: string;
-  token_type?: string;
-  expires_at?: number | null;
-  scope?: string;
-}
+/** A usable access token, and whether this call already refreshed it (then a 401 is not retried). */
+export type UserAccess =
+  | { ok: true; accessToken: string; refreshed: boolean }
+  | { ok: false; body: ErrorBody };
 
 export function authRequired(appId: string, reauth = false): ErrorBody {
   return reauth
@@ -35,25 +28,77 @@ export function authRequired(appId: string, reauth = false): ErrorBody {
       });
 }
 
-/**
- * The user's access for an oauth2 app: grants are per (client, user, app) and never cross
- * clients or users. Without a usable grant the call answers 401 auth_required.
- */
-export async function userCredentials(
-  prisma: PrismaClient,
-  envelope: Envelope,
-  app: LoadedApp,
-  clientId: string,
-  userId: string,
-): Promise<{ ok: true; credentials: Credentials } | { ok: false; body: ErrorBody }> {
-  const grant = await prisma.connection.findUnique({
-    where: { clientId_userId_appId: { clientId, userId, appId: app.appId } },
-    select: { status: true, credential: true },
+/** 403 when the grant lacks a provider scope the tool's operation declares (the first such scope). */
+function missingScope(needed: readonly string[], granted: readonly string[]): ErrorBody | null {
+  const scope = needed.find((s) => !granted.includes(s));
+  if (scope === undefined) return null;
+  return apiError('rbac_denied', `The user's authorization lacks the scope ${scope} this tool needs.`, {
+    reason: 'scope_missing',
+    scope,
   });
-  if (!grant) return { ok: false, body: authRequired(app.appId) };
-  if (grant.status !== 'active') return { ok: false, body: authRequired(app.appId, true) };
-  const tokens = JSON.parse(
-    await envelope.openString(Buffer.from(grant.credential), connectionContext(clientId, userId, app.appId)),
-  ) as TokenSet;
-  return { ok: true, credentials: { headers: { authorization: `Bearer ${tokens.access_token}` } } };
+}
+
+function fromRefresh(outcome: RefreshOutcome, appId: string, needed: readonly string[]): UserAccess {
+  if (outcome.ok) {
+    const denied = missingScope(needed, outcome.scopes);
+    return denied
+      ? { ok: false, body: denied }
+      : { ok: true, accessToken: outcome.accessToken, refreshed: true };
+  }
+  switch (outcome.error) {
+    case 'auth_required':
+      return { ok: false, body: authRequired(appId) };
+    case 'reauth_required':
+      return { ok: false, body: authRequired(appId, true) };
+    case 'upstream_error':
+      return {
+        ok: false,
+        body: apiError('upstream_error', `The token endpoint answered ${outcome.status} to a refresh.`, {
+          upstream_status: outcome.status,
+          upstream_body: outcome.body,
+        }),
+      };
+    case 'upstream_unreachable':
+      return {
+        ok: false,
+        body: apiError('upstream_unreachable', 'The token endpoint could not be reached.'),
+      };
+    case 'upstream_timeout':
+      return { ok: false, body: apiError('upstream_timeout', 'The token endpoint did not answer in time.') };
+  }
+}
+
+/**
+ * The user's access token for a tool of an oauth2 app. Grants are per (client, user, app) and never
+ * cross clients or users. No grant → 401 auth_required; a grant marked reauth_required → 401 with
+ * `reauth_required: true`; a grant without a scope the tool declares → 403; a token expiring
+ * within LIMITS.refreshSkewMs is refreshed first (one refresh per grant, see refresh.ts).
+ */
+export async function userAccess(
+  deps: AppDeps,
+  app: OAuthApp,
+  key: GrantKey,
+  neededScopes: readonly string[],
+): Promise<UserAccess> {
+  const row = await findGrant(deps.db.prisma, key);
+  if (!row) return { ok: false, body: authRequired(app.appId) };
+  if (row.status !== 'active') return { ok: false, body: authRequired(app.appId, true) };
+  const denied = missingScope(neededScopes, row.scopes);
+  if (denied) return { ok: false, body: denied };
+  const tokens = await openTokens(deps.envelope, key, row.credential);
+  if (!expiresSoon(row.expiresAt, deps.clock.now())) {
+    return { ok: true, accessToken: tokens.access_token, refreshed: false };
+  }
+  return fromRefresh(await refreshGrant(deps, app, key, tokens.access_token), app.appId, neededScopes);
+}
+
+/** The upstream refused `rejected`, a token we believed valid: refresh once (the caller retries once). */
+export async function refreshRejected(
+  deps: AppDeps,
+  app: OAuthApp,
+  key: GrantKey,
+  rejected: string,
+  neededScopes: readonly string[],
+): Promise<UserAccess> {
+  return fromRefresh(await refreshGrant(deps, app, key, rejected), app.appId, neededScopes);
 }

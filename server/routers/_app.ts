@@ -3,12 +3,16 @@ import { apiKeysRouter } from './admin/apiKeys.ts';
 import { appsRouter } from './admin/apps.ts';
 import { clientsRouter } from './admin/clients.ts';
 import { redirectUrisRouter } from './admin/redirectUris.ts';
+import { connectionsRouter } from './agent/connections.ts';
+import { initiateOAuthProcedure } from './agent/initiateOAuth.ts';
 import { proxyProcedure } from './agent/proxy.ts';
 import { listToolsProcedure } from './agent/tools.ts';
 
 export const appRouter = router({
   proxy: proxyProcedure,
   tools: router({ list: listToolsProcedure }),
+  initiateOAuth: initiateOAuthProcedure,
+  connections: connectionsRouter,
   admin: router({
     clients: clientsRouter,
     redirectUris: redirectUrisRouter,

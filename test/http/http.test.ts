@@ -233,3 +233,18 @@ describeBackends('graceful shutdown', (backend) => {
     await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
   });
 });
+
+describe('HEAD', () => {
+  it('is GET without a body on read-only paths, and not allowed on the OAuth callback', async () => {
+    const server = await startServer('pglite');
+    try {
+      const health = await fetch(`${server.url}/healthz`, { method: 'HEAD' });
+      expect(health.status).toBe(200);
+      const callback = await fetch(`${server.url}/handleOAuthCallback?state=x&code=y`, { method: 'HEAD' });
+      expect(callback.status).toBe(405);
+      expect(callback.headers.get('allow')).toBe('GET');
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -1,0 +1,141 @@
+import * as oidc from 'openid-client';
+import type { Logger } from 'pino';
+import { apiError, type ErrorBody } from '../../shared/errors.ts';
+import { isRegisteredRedirectUri } from '../admin/redirect-uris.ts';
+import type { AppDeps } from '../context.ts';
+import { expiryFrom, saveGrant } from './grants.ts';
+import { callProvider, isOAuthApp, issuerMatches, parseScope } from './provider.ts';
+import { redirectWith } from './redirect.ts';
+import { callbackUrl, hashState, verifierContext } from './state.ts';
+
+/**
+ * What GET /handleOAuthCallback answers: a 302 to the client's registered URI, or — when there is
+ * no trusted place to send the browser — 400 `state_invalid`.
+ */
+export type CallbackOutcome = { kind: 'redirect'; location: string } | { kind: 'invalid'; body: ErrorBody };
+
+/**
+ * `reason` values of a failed callback. The contract fixes `state_invalid`, `access_denied`,
+ * `code_exchange_failed` and passes other provider `error` codes on; `issuer_mismatch` (RFC 9207
+ * `iss` of another server) and `server_error` (our own failure after the state was claimed) are ours.
+ */
+export type CallbackFailure = 'state_invalid' | 'code_exchange_failed' | 'issuer_mismatch' | 'server_error';
+
+/** A provider's `error` passed on as `reason` only if it looks like an RFC 6749 error code. */
+const PROVIDER_ERROR = /^[a-z][a-z0-9_.-]{0,63}$/i;
+/** Longer than any state we issue by far; a longer value is not ours and is not hashed. */
+const MAX_STATE_LENGTH = 512;
+
+function invalidState(): CallbackOutcome {
+  return {
+    kind: 'invalid',
+    body: apiError('state_invalid', 'The state is missing or unknown; the authorization cannot continue.'),
+  };
+}
+
+/**
+ * The provider's redirect back (CONTRACT §3). In order: state known (else 400) → state fresh and
+ * unused, claimed by one conditional UPDATE so that of concurrent callbacks only one goes on → `iss`
+ * → provider `error` → code exchange with the PKCE verifier → grant sealed and stored → 302.
+ *
+ * @see https://www.rfc-editor.org/rfc/rfc9700#section-4.4 (mix-up), https://www.rfc-editor.org/rfc/rfc9207
+ */
+export async function handleOAuthCallback(
+  deps: AppDeps,
+  query: URLSearchParams,
+  log: Logger,
+): Promise<CallbackOutcome> {
+  const { prisma } = deps.db;
+  const states = query.getAll('state');
+  const state = states[0];
+  if (states.length !== 1 || !state || state.length > MAX_STATE_LENGTH) return invalidState();
+  const row = await prisma.oAuthState.findUnique({
+    where: { stateHash: hashState(state) },
+    select: {
+      id: true,
+      stateHash: true,
+      clientId: true,
+      userId: true,
+      appId: true,
+      redirectUri: true,
+      verifier: true,
+      expiresAt: true,
+      usedAt: true,
+    },
+  });
+  if (!row) return invalidState();
+  // The URI was registered at initiation; one removed since is no longer a trusted place.
+  if (!(await isRegisteredRedirectUri(prisma, row.clientId, row.redirectUri))) return invalidState();
+
+  const fail = (reason: string): CallbackOutcome => {
+    log.info({ appId: row.appId, reason }, 'oauth callback failed');
+    return { kind: 'redirect', location: redirectWith(row.redirectUri, { status: 'error', reason }) };
+  };
+
+  const now = deps.clock.now();
+  if (row.usedAt !== null || row.expiresAt.getTime() <= now) return fail('state_invalid');
+  // Single use across processes: only the callback whose UPDATE flips used_at goes on.
+  const claimed = await prisma.oAuthState.updateMany({
+    where: { id: row.id, usedAt: null, expiresAt: { gt: new Date(now) } },
+    data: { usedAt: new Date(now) },
+  });
+  if (claimed.count !== 1) return fail('state_invalid');
+
+  const app = await deps.apps.get(row.appId);
+  if (!app || !isOAuthApp(app)) return fail('server_error');
+  const iss = query.get('iss');
+  if (iss !== null && !issuerMatches(app.auth, iss)) return fail('issuer_mismatch');
+
+  const providerError = query.get('error');
+  if (providerError !== null) {
+    return fail(PROVIDER_ERROR.test(providerError) ? providerError : 'code_exchange_failed');
+  }
+  const code = query.get('code');
+  if (!code) return fail('code_exchange_failed');
+
+  try {
+    const verifier = await deps.envelope.openString(
+      Buffer.from(row.verifier),
+      verifierContext(row.stateHash),
+    );
+    // openid-client derives redirect_uri from this URL; `iss` was checked above, against the
+    // registration rather than a discovered issuer, so it is not handed on.
+    const current = new URL(callbackUrl(deps.config.publicUrl));
+    current.searchParams.set('code', code);
+    current.searchParams.set('state', state);
+    const exchanged = await callProvider(app, deps.config.upstreamTimeoutMs, (config) =>
+      oidc.authorizationCodeGrant(config, current, { pkceCodeVerifier: verifier, expectedState: state }),
+    );
+    if (!exchanged.ok) {
+      const { failure } = exchanged;
+      log.warn(
+        {
+          appId: app.appId,
+          failure: failure.kind,
+          ...(failure.kind === 'oauth_error' ? { oauthError: failure.error } : {}),
+          ...('status' in failure ? { status: failure.status } : {}),
+        },
+        'oauth code exchange failed',
+      );
+      return fail('code_exchange_failed');
+    }
+    const tokens = exchanged.value;
+    const receivedAt = deps.clock.now();
+    await saveGrant(
+      prisma,
+      deps.envelope,
+      { clientId: row.clientId, userId: row.userId, appId: row.appId },
+      {
+        tokens: { access_token: tokens.access_token, refresh_token: tokens.refresh_token },
+        scopes: parseScope(tokens.scope, app.auth.scopes),
+        expiresAt: expiryFrom(tokens.expires_in, receivedAt),
+      },
+      new Date(receivedAt),
+    );
+  } catch (error) {
+    log.error({ err: error, appId: app.appId }, 'oauth callback could not store the grant');
+    return fail('server_error');
+  }
+  log.info({ appId: app.appId }, 'oauth grant stored');
+  return { kind: 'redirect', location: redirectWith(row.redirectUri, { status: 'success' }) };
+}

@@ -1,0 +1,32 @@
+import { initiateOAuthInput, initiateOAuthOutput } from '../../../shared/schemas/oauth.ts';
+import { SCOPE } from '../../auth/scopes.ts';
+import { initiateOAuth } from '../../oauth/initiate.ts';
+import { ApiProblem } from '../../problem.ts';
+import { agentProcedure, requireScope } from '../../trpc.ts';
+
+/** POST /initiateOAuth (CONTRACT §3): key → client → scope oauth:initiate → body → app → redirect URI. */
+export const initiateOAuthProcedure = agentProcedure
+  .use(async function requireOAuthInitiate({ ctx, next }) {
+    requireScope(ctx.principal.scopes, SCOPE.oauthInitiate);
+    return next();
+  })
+  .meta({
+    openapi: {
+      method: 'POST',
+      path: '/initiateOAuth',
+      tags: ['oauth'],
+      summary: 'Start an end-user authorization',
+      description:
+        "Answers the provider's authorization URL for the user to visit. The provider sends the browser " +
+        'back to /handleOAuthCallback, which stores the grant and redirects to `clientRedirectUri` with ' +
+        '`status=success` (or `status=error&reason=…`). The state lives 10 minutes and is single-use.',
+      protect: true,
+    },
+  })
+  .input(initiateOAuthInput)
+  .output(initiateOAuthOutput)
+  .mutation(async ({ ctx, input }) => {
+    const outcome = await initiateOAuth(ctx.deps, ctx.clientId, input);
+    if (!outcome.ok) throw new ApiProblem(outcome.body);
+    return outcome.value;
+  });

@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LIMITS } from '../../server/config.ts';
+import { type Harness, redirectQuery, startHarness } from './harness.ts';
+
+const INTO_REFRESH_WINDOW = 300_000 - LIMITS.refreshSkewMs;
+
+// Two servers in one process share nothing but the database: what must hold across processes
+// (one refresh per grant, single-use state) is held by PostgreSQL alone.
+describe.skipIf(!process.env.TEST_DATABASE_URL)('end-user OAuth across two servers on one PostgreSQL', () => {
+  let a: Harness;
+  let b: Harness;
+  beforeAll(async () => {
+    a = await startHarness('postgres');
+    b = await startHarness('postgres', { share: a });
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+  });
+
+  it('uses a grant made through one server on the other', async () => {
+    expect(redirectQuery(await a.connect('both')).get('status')).toBe('success');
+    expect((await b.proxy('both')).status).toBe(200);
+  });
+
+  it('lets one of concurrent callbacks spread over both servers exchange the code', async () => {
+    const started = await a.initiate('split-callback');
+    const back = await a.provider.authorize(started.body.authorizationUrl, { account: 'split-callback' });
+    const exchanges = a.provider.counts.authorization_code;
+    const replies = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).callback(back)),
+    );
+    expect(replies.filter((reply) => redirectQuery(reply).get('status') === 'success')).toHaveLength(1);
+    expect(a.provider.counts.authorization_code).toBe(exchanges + 1);
+  });
+
+  it('makes 20 concurrent calls over both servers on an expiring token cause exactly one refresh', async () => {
+    expect(redirectQuery(await a.connect('crowd')).get('status')).toBe('success');
+    a.clock.advance(INTO_REFRESH_WINDOW);
+    b.clock.advance(INTO_REFRESH_WINDOW);
+    const refreshes = a.provider.counts.refresh_token;
+    // Slow enough that both servers are refreshing (or waiting for the lock) at once.
+    a.provider.delayTokenEndpoint(300);
+    try {
+      const replies = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? a : b).proxy('crowd')),
+      );
+      expect(replies.map((reply) => reply.status)).toEqual(Array(20).fill(200));
+    } finally {
+      a.provider.delayTokenEndpoint(0);
+    }
+    expect(a.provider.counts.refresh_token).toBe(refreshes + 1);
+    const tokens = new Set(a.upstream.requests.slice(-20).map((request) => request.headers.authorization));
+    expect(tokens.size).toBe(1);
+  });
+});
