@@ -1,0 +1,384 @@
+/**
+ * `npm run admin -- <command>`: the administration API (CONTRACT.md §5) from a terminal.
+ * Talks REST to a running server through the SDK's `ToolgateAdmin`; `--json` prints the raw answer.
+ * Exit status: 0 done, 1 the server (or the network) refused, 2 a usage mistake.
+ */
+import { readFileSync, realpathSync } from 'node:fs';
+import { extname } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import {
+  type AppRegistration,
+  type AppView,
+  type AuthTimeout,
+  type Failure,
+  failureMessage,
+  ToolgateAdmin,
+} from '../sdk/src/index.ts';
+
+const USAGE = `Usage: npm run admin -- <command> [options]
+
+Clients and their redirect URIs
+  clients create <name>                  create an API client
+  clients list                           list the clients
+  redirect-uris add <clientId> <uri>     register an OAuth redirect URI (exact string)
+  redirect-uris list <clientId>          list a client's redirect URIs
+  redirect-uris remove <clientId> <uri>  remove one
+
+API keys
+  keys create <clientId> --scopes a,b [--name <name>]
+                                         issue a key (shown this once); scopes: tools:execute,
+                                         tools:execute:<appId>, oauth:initiate, connections:read,
+                                         connections:write, admin
+  keys revoke <keyId>                    revoke a key
+
+Apps
+  apps put <appId> --openapi <file.json|file.yaml> --provider <vendor.product>
+           [--base-url <url>] [--auth-json '<json>' | --auth-file <file.json>]
+                                         register or replace an app (auth defaults to {"type":"none"})
+  apps list                              list the apps
+  apps get <appId>                       show one app (secrets are never shown)
+  apps delete <appId>                    delete an app and its users' grants
+
+Options
+  --url <url>          the server (env TOOLGATE_URL, default http://127.0.0.1:3000)
+  --admin-key <key>    a key with the admin scope (env TOOLGATE_ADMIN_KEY)
+  --json               print the server's JSON answer instead of text
+  -h, --help           this help
+
+Exit status: 0 done, 1 refused by the server (its message is printed), 2 usage mistake.
+For machine-readable output use npm's -s, which keeps its own lines out: npm run -s admin -- apps list --json`;
+
+const OPTIONS = {
+  url: { type: 'string' },
+  'admin-key': { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  scopes: { type: 'string' },
+  name: { type: 'string' },
+  openapi: { type: 'string' },
+  provider: { type: 'string' },
+  'base-url': { type: 'string' },
+  'auth-json': { type: 'string' },
+  'auth-file': { type: 'string' },
+} as const;
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
+
+/** A mistake in the command line: printed with a pointer to --help, exit status 2. */
+class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+interface Output {
+  json: unknown;
+  text: string;
+}
+
+interface Command {
+  /** The positional arguments after the command words. */
+  args: string[];
+  /** Options this command accepts besides the global ones. */
+  options?: (keyof typeof OPTIONS)[];
+  run(admin: ToolgateAdmin, args: string[], values: Values): Promise<Failure | Output>;
+}
+
+const GLOBAL_OPTIONS = new Set(['url', 'admin-key', 'json', 'help']);
+
+const COMMANDS: Record<string, Command> = {
+  'clients create': {
+    args: ['name'],
+    run: async (admin, [name]) => {
+      const r = await admin.createClient(name as string);
+      if (!r.ok) return r;
+      return out(
+        { clientId: r.clientId, name: r.name, createdAt: r.createdAt },
+        `Created client ${r.clientId} "${r.name}" at ${r.createdAt}.`,
+      );
+    },
+  },
+  'clients list': {
+    args: [],
+    run: async (admin) => {
+      const r = await admin.listClients();
+      if (!r.ok) return r;
+      return out(
+        { clients: r.clients },
+        r.clients.length === 0
+          ? 'No clients yet.'
+          : table(
+              ['CLIENT ID', 'NAME', 'CREATED'],
+              r.clients.map((c) => [c.clientId, c.name, c.createdAt]),
+            ),
+      );
+    },
+  },
+  'redirect-uris add': {
+    args: ['clientId', 'uri'],
+    run: async (admin, [clientId, uri]) => {
+      const r = await admin.addRedirectUri(clientId as string, uri as string);
+      if (!r.ok) return r;
+      return out({ clientId: r.clientId, uri: r.uri }, `Registered ${r.uri} on ${r.clientId}.`);
+    },
+  },
+  'redirect-uris list': {
+    args: ['clientId'],
+    run: async (admin, [clientId]) => {
+      const r = await admin.listRedirectUris(clientId as string);
+      if (!r.ok) return r;
+      return out({ uris: r.uris }, r.uris.length === 0 ? 'No redirect URIs.' : r.uris.join('\n'));
+    },
+  },
+  'redirect-uris remove': {
+    args: ['clientId', 'uri'],
+    run: async (admin, [clientId, uri]) => {
+      const r = await admin.removeRedirectUri(clientId as string, uri as string);
+      if (!r.ok) return r;
+      return out({ ok: true }, `Removed ${uri} from ${clientId}.`);
+    },
+  },
+  'keys create': {
+    args: ['clientId'],
+    options: ['scopes', 'name'],
+    run: async (admin, [clientId], values) => {
+      if (!values.scopes)
+        throw new UsageError('keys create needs --scopes a,b (e.g. --scopes tools:execute)');
+      const scopes = values.scopes
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '');
+      const r = await admin.createApiKey(clientId as string, {
+        scopes,
+        ...(values.name !== undefined ? { name: values.name } : {}),
+      });
+      if (!r.ok) return r;
+      return out(
+        { keyId: r.keyId, apiKey: r.apiKey, scopes: r.scopes },
+        [
+          `Issued API key ${r.keyId} to ${clientId} (scopes: ${r.scopes.join(', ')}).`,
+          '',
+          `  ${r.apiKey}`,
+          '',
+          'Store it now: the server keeps only a hash and will not show it again.',
+        ].join('\n'),
+      );
+    },
+  },
+  'keys revoke': {
+    args: ['keyId'],
+    run: async (admin, [keyId]) => {
+      const r = await admin.revokeApiKey(keyId as string);
+      if (!r.ok) return r;
+      return out({ ok: true }, `Revoked ${keyId}; every server refuses it within 5 s.`);
+    },
+  },
+  'apps put': {
+    args: ['appId'],
+    options: ['openapi', 'provider', 'base-url', 'auth-json', 'auth-file'],
+    run: async (admin, [appId], values) => {
+      const r = await admin.putApp(appId as string, registration(values));
+      if (!r.ok) return r;
+      return out(
+        { appId: r.appId, tools: r.tools },
+        `Registered app ${r.appId} with ${r.tools.length} tool${r.tools.length === 1 ? '' : 's'}` +
+          (r.tools.length ? `:\n${r.tools.map((t) => `  ${r.appId}:::${t}`).join('\n')}` : '.'),
+      );
+    },
+  },
+  'apps list': {
+    args: [],
+    run: async (admin) => {
+      const r = await admin.listApps();
+      if (!r.ok) return r;
+      return out(
+        { apps: r.apps },
+        r.apps.length === 0
+          ? 'No apps yet.'
+          : table(
+              ['APP ID', 'PROVIDER', 'AUTH', 'TOOLS', 'BASE URL'],
+              r.apps.map((a) => [a.appId, a.provider, a.auth.type, String(a.tools.length), a.baseUrl]),
+            ),
+      );
+    },
+  },
+  'apps get': {
+    args: ['appId'],
+    run: async (admin, [appId]) => {
+      const r = await admin.getApp(appId as string);
+      if (!r.ok) return r;
+      return out(r.app, describeApp(r.app));
+    },
+  },
+  'apps delete': {
+    args: ['appId'],
+    run: async (admin, [appId]) => {
+      const r = await admin.deleteApp(appId as string);
+      if (!r.ok) return r;
+      return out({ ok: true }, `Deleted app ${appId} and its users' grants.`);
+    },
+  },
+};
+
+function out(json: unknown, text: string): Output {
+  return { json, text };
+}
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
+function describeApp(app: AppView): string {
+  const lines = [
+    `App ${app.appId}`,
+    `  provider:  ${app.provider}`,
+    `  base URL:  ${app.baseUrl}`,
+    `  auth:      ${app.auth.type}`,
+  ];
+  if (app.auth.type === 'api_key')
+    lines.push(`  key in:    ${app.auth.in} "${app.auth.name}" (value hidden)`);
+  if (app.auth.type === 'oauth2') {
+    lines.push(
+      `  authorize: ${app.auth.authorizationUrl}`,
+      `  token:     ${app.auth.tokenUrl}`,
+      ...(app.auth.revocationUrl ? [`  revoke:    ${app.auth.revocationUrl}`] : []),
+      `  client id: ${app.auth.clientId} (secret hidden)`,
+      `  scopes:    ${app.auth.scopes.join(' ') || '(none)'}`,
+    );
+  }
+  lines.push(`  updated:   ${app.updatedAt}`, `  tools (${app.tools.length}):`);
+  for (const tool of app.tools) lines.push(`    ${app.appId}:::${tool}`);
+  return lines.join('\n');
+}
+
+/** The app registration from --openapi, --provider, --base-url and --auth-json / --auth-file. */
+function registration(values: Values): AppRegistration {
+  if (!values.openapi) throw new UsageError('apps put needs --openapi <file.json|file.yaml>');
+  if (!values.provider) throw new UsageError('apps put needs --provider <vendor.product>, e.g. github.rest');
+  if (values['auth-json'] !== undefined && values['auth-file'] !== undefined) {
+    throw new UsageError('give --auth-json or --auth-file, not both');
+  }
+  const text = readText(values.openapi, '--openapi');
+  // JSON is sent as the object it is; YAML as text, which the server parses (and reports on).
+  const openapi =
+    extname(values.openapi).toLowerCase() === '.json' ? parseJson(text, `--openapi ${values.openapi}`) : text;
+  const authText =
+    values['auth-file'] !== undefined ? readText(values['auth-file'], '--auth-file') : values['auth-json'];
+  const auth = authText === undefined ? { type: 'none' } : parseJson(authText, 'the auth registration');
+  return {
+    provider: values.provider,
+    openapi: openapi as AppRegistration['openapi'],
+    auth: auth as AppRegistration['auth'],
+    ...(values['base-url'] !== undefined ? { baseUrl: values['base-url'] } : {}),
+  };
+}
+
+function readText(file: string, option: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(
+      `${option}: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+      {
+        cause: error,
+      },
+    );
+  }
+}
+
+function parseJson(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`${what} is not valid JSON: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+function printFailure(failure: Failure | AuthTimeout, url: string, asJson: boolean): void {
+  if (asJson && 'body' in failure) {
+    process.stdout.write(`${JSON.stringify(failure.body, null, 2)}\n`);
+  }
+  const where = failure.error === 'network_error' ? ` (${url})` : '';
+  const status = 'status' in failure ? ` ${failure.status}` : '';
+  process.stderr.write(`toolgate admin: ${failure.error}${status}: ${failureMessage(failure)}${where}\n`);
+  if ('body' in failure && 'issues' in failure.body) {
+    for (const issue of failure.body.issues) {
+      process.stderr.write(`  ${issue.path === '' ? '(body)' : issue.path}: ${issue.message}\n`);
+    }
+  }
+  if ('body' in failure && failure.error === 'rbac_denied') {
+    process.stderr.write(`  the key needs the scope ${failure.body.scope}\n`);
+  }
+}
+
+export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  let parsed: { values: Values; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    process.stderr.write(`toolgate admin: ${(error as Error).message}\nRun with --help for the commands.\n`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.help || positionals.length === 0) {
+    process.stdout.write(`${USAGE}\n`);
+    return values.help ? 0 : 2;
+  }
+  const name = positionals.slice(0, 2).join(' ');
+  const command = COMMANDS[name];
+  try {
+    if (!command) throw new UsageError(`unknown command "${positionals.join(' ')}"`);
+    const args = positionals.slice(2);
+    if (args.length !== command.args.length) {
+      throw new UsageError(
+        `${name} takes ${command.args.map((a) => `<${a}>`).join(' ') || 'no arguments'}, got ${args.length === 0 ? 'none' : args.map((a) => JSON.stringify(a)).join(' ')}`,
+      );
+    }
+    for (const option of Object.keys(values)) {
+      if (!GLOBAL_OPTIONS.has(option) && !command.options?.includes(option as keyof typeof OPTIONS)) {
+        throw new UsageError(`${name} does not take --${option}`);
+      }
+    }
+    const url = values.url ?? env.TOOLGATE_URL ?? 'http://127.0.0.1:3000';
+    const adminKey = values['admin-key'] ?? env.TOOLGATE_ADMIN_KEY;
+    if (!adminKey) throw new UsageError('no admin key: set TOOLGATE_ADMIN_KEY or pass --admin-key');
+    let admin: ToolgateAdmin;
+    try {
+      admin = new ToolgateAdmin({ baseUrl: url, adminKey });
+    } catch (error) {
+      throw new UsageError(`--url: ${(error as Error).message.replace('options.baseUrl', url)}`, {
+        cause: error,
+      });
+    }
+    const result = await command.run(admin, args, values);
+    if ('ok' in result) {
+      printFailure(result, url, values.json === true);
+      return 1;
+    }
+    process.stdout.write(`${values.json ? JSON.stringify(result.json, null, 2) : result.text}\n`);
+    return 0;
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`toolgate admin: ${error.message}\nRun with --help for the commands.\n`);
+    return 2;
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
+  main(process.argv.slice(2), process.env).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(
+        `toolgate admin: unexpected failure: ${(error as Error)?.stack ?? String(error)}\n`,
+      );
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,66 @@
+/**
+ * `@toolgate/sdk`: the agent's client of toolgate.
+ *
+ * - {@link Toolgate}: run tools, read the catalog, manage connections, and `executeWithAuth`, the
+ *   `auth_required` → authorize → retry loop.
+ * - {@link ToolgateAdmin}: the administration API (clients, redirect URIs, API keys, apps).
+ * - `@toolgate/sdk/trpc`: a typed tRPC client of the same procedures (needs `@trpc/client`).
+ *
+ * Every method answers a value: `{ ok: true, … }` or a typed failure whose `error` is one of the
+ * contract's codes (CONTRACT.md §1) or one of the SDK's own kinds (`network_error`,
+ * `unexpected_response`, `aborted`, `auth_timeout`).
+ *
+ * @packageDocumentation
+ */
+
+export {
+  ERROR_STATUS,
+  type ErrorBody,
+  type ErrorCode,
+  type ErrorExtras,
+  type Issue,
+} from '../../shared/errors.ts';
+export { HEADER } from '../../shared/headers.ts';
+export { composeToolId, splitToolId, TOOL_ID_SEPARATOR } from '../../shared/ids.ts';
+export type { ProxySuccess, ToolView } from '../../shared/schemas/agent.ts';
+export type { AppAuth, PublicAuth } from '../../shared/schemas/apps.ts';
+export type { ConnectionStatus, ConnectionView } from '../../shared/schemas/oauth.ts';
+export {
+  type AppRegistration,
+  type AppView,
+  type ClientView,
+  type CreatedApiKey,
+  ToolgateAdmin,
+  type ToolgateAdminOptions,
+} from './admin.ts';
+export { type ArgumentErrorCode, ToolgateArgumentError } from './assert.ts';
+export type {
+  AuthorizationInfo,
+  AuthProgressEvent,
+  ExecuteWithAuthOptions,
+  ExecuteWithAuthResult,
+  WaitForConnectionOptions,
+  WaitForConnectionResult,
+} from './auth-loop.ts';
+export {
+  type Aborted,
+  type ApiError,
+  type AuthTimeout,
+  type Failure,
+  type FailureCode,
+  failureMessage,
+  isApiError,
+  isErrorBody,
+  type NetworkError,
+  type Result,
+  type UnexpectedResponse,
+} from './results.ts';
+export {
+  createClient,
+  type ExecuteOptions,
+  type ExecuteResult,
+  type ExecuteSuccess,
+  type OAuthStart,
+  Toolgate,
+  type ToolgateOptions,
+} from './toolgate.ts';

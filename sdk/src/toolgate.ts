@@ -1,0 +1,396 @@
+import { HEADER } from '../../shared/headers.ts';
+import { IDEMPOTENCY_KEY_PATTERN } from '../../shared/ids.ts';
+import { okOutput } from '../../shared/schemas/admin.ts';
+import {
+  listToolsOutput,
+  type ProxySuccess,
+  proxyOutput,
+  type ToolView,
+} from '../../shared/schemas/agent.ts';
+import {
+  type ConnectionView,
+  initiateOAuthOutput,
+  listConnectionsOutput,
+} from '../../shared/schemas/oauth.ts';
+import {
+  assertHttpUrl,
+  assertObject,
+  assertOptionalMs,
+  assertOptionalSignal,
+  assertOptionalString,
+  assertString,
+  ToolgateArgumentError,
+} from './assert.ts';
+import {
+  type ExecuteWithAuthOptions,
+  type ExecuteWithAuthResult,
+  executeWithAuth,
+  type WaitForConnectionOptions,
+  type WaitForConnectionResult,
+  waitForConnection,
+} from './auth-loop.ts';
+import type { Failure, Result } from './results.ts';
+import { sleep } from './sleep.ts';
+import { aborted, Transport } from './transport.ts';
+
+/** How to reach the service as one agent (an API client with its key). */
+export interface ToolgateOptions {
+  /** The service's base URL, e.g. `https://toolgate.example.com`. */
+  baseUrl: string;
+  /** The agent's secret API key (`tg_key_…`). */
+  apiKey: string;
+  /** The public client id the key was issued to (`cli_…`), sent as `X-Service-Client-Id`. */
+  clientId: string;
+  /** The end user calls act for when a call names none (`X-Service-User-Id`). */
+  userId?: string;
+  /** A `fetch` to use instead of the global one (tests, proxies, instrumentation). */
+  fetch?: typeof globalThis.fetch;
+  /** Client-side time-out of each HTTP request in milliseconds (default: none; the server has its own). */
+  timeoutMs?: number;
+}
+
+export interface ExecuteOptions {
+  /** The end user this call acts for; needed by tools of oauth2 apps. Defaults to the client's `userId`. */
+  userId?: string;
+  /** The app, when `toolId` is a bare tool name rather than `<appId>:::<toolName>`. */
+  appId?: string;
+  /**
+   * Deduplicates retries for 24 hours (CONTRACT.md §4): a repeat gets the stored answer and the
+   * upstream is not called again. 1–255 printable ASCII characters.
+   */
+  idempotencyKey?: string;
+  /**
+   * How many times to resend after a network failure or a 409 `idempotency_in_progress`
+   * (default 0). Resends always carry the same idempotency key; one is generated when none is given,
+   * so the tool can never run twice.
+   */
+  retries?: number;
+  signal?: AbortSignal;
+}
+
+/** A tool call that succeeded: the upstream's answer, normalized (CONTRACT.md §2). */
+export interface ExecuteSuccess<T = unknown> {
+  ok: true;
+  /** The upstream body: parsed JSON, a string for `text/*`, `{ content_type, base64 }` otherwise, `null` when empty. */
+  data: T;
+  meta: ProxySuccess['meta'];
+  /** True when the server replayed a stored answer for this idempotency key (the upstream was not called). */
+  replayed: boolean;
+  /** The idempotency key the call carried, if any. */
+  idempotencyKey: string | undefined;
+  requestId: string | undefined;
+}
+
+/** What `execute` answers: success, or a typed failure (narrow on `error`). */
+export type ExecuteResult<T = unknown> = ExecuteSuccess<T> | Failure;
+
+export interface OAuthStart {
+  /** Where to send the user: the provider's consent page. */
+  authorizationUrl: string;
+  state: string;
+  /** When the state (and so this URL) stops working: 10 minutes after it was made. */
+  expiresAt: string;
+}
+
+const RETRYABLE: ReadonlySet<string> = new Set<Failure['error']>([
+  'network_error',
+  'idempotency_in_progress',
+]);
+
+/**
+ * The agent's client of toolgate: runs tools, reads the catalog, manages the end users'
+ * connections, and wraps the `auth_required` → authorize → retry loop (`executeWithAuth`).
+ * No method throws for a protocol failure: each answers `{ ok: true, … }` or a typed failure.
+ *
+ * @example
+ * import { Toolgate } from '@toolgate/sdk';
+ *
+ * const toolgate = new Toolgate({
+ *   baseUrl: 'https://toolgate.example.com',
+ *   apiKey: process.env.TOOLGATE_API_KEY!,
+ *   clientId: 'cli_0123456789abcdefghij',
+ * });
+ * const result = await toolgate.execute('petstore:::getPetById', { petId: 1 });
+ * if (result.ok) console.log(result.data);
+ * else console.error(result.error, failureMessage(result));
+ */
+export class Toolgate {
+  readonly baseUrl: string;
+  readonly clientId: string;
+  readonly userId: string | undefined;
+  readonly #transport: Transport;
+
+  constructor(options: ToolgateOptions) {
+    assertObject(options, 'options');
+    assertHttpUrl(options.baseUrl, 'options.baseUrl');
+    assertString(options.apiKey, 'options.apiKey');
+    assertString(options.clientId, 'options.clientId');
+    assertOptionalString(options.userId, 'options.userId');
+    assertOptionalMs(options.timeoutMs, 'options.timeoutMs');
+    if (options.fetch !== undefined && typeof options.fetch !== 'function') {
+      throw new ToolgateArgumentError('options.fetch must be a function', 'ERR_INVALID_ARG_TYPE');
+    }
+    this.baseUrl = options.baseUrl;
+    this.clientId = options.clientId;
+    this.userId = options.userId;
+    this.#transport = new Transport({
+      baseUrl: options.baseUrl,
+      apiKey: options.apiKey,
+      clientId: options.clientId,
+      fetch: options.fetch,
+      timeoutMs: options.timeoutMs,
+    });
+  }
+
+  /**
+   * Runs one tool through `POST /proxyV2`.
+   *
+   * @example
+   * const result = await toolgate.execute('github:::create_issue', { owner: 'o', repo: 'r', body: { title: 'Hi' } }, {
+   *   userId: 'user-42',
+   *   idempotencyKey: crypto.randomUUID(),
+   * });
+   * if (!result.ok && result.error === 'invalid_parameters') {
+   *   for (const issue of result.body.issues) console.log(issue.path, issue.message);
+   * }
+   */
+  async execute<T = unknown>(
+    toolId: string,
+    parameters: Record<string, unknown>,
+    options: ExecuteOptions = {},
+  ): Promise<ExecuteResult<T>> {
+    assertString(toolId, '"toolId"');
+    assertObject(parameters, '"parameters"');
+    assertObject(options, '"options"');
+    assertOptionalString(options.userId, 'options.userId');
+    assertOptionalString(options.appId, 'options.appId');
+    assertOptionalSignal(options.signal, 'options.signal');
+    const retries = options.retries ?? 0;
+    if (!Number.isInteger(retries) || retries < 0 || retries > 10) {
+      throw new ToolgateArgumentError(
+        'options.retries must be a whole number from 0 to 10',
+        'ERR_INVALID_ARG_VALUE',
+      );
+    }
+    let idempotencyKey = options.idempotencyKey;
+    if (
+      idempotencyKey !== undefined &&
+      (typeof idempotencyKey !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(idempotencyKey))
+    ) {
+      throw new ToolgateArgumentError(
+        'options.idempotencyKey must be 1 to 255 printable ASCII characters',
+        'ERR_INVALID_ARG_VALUE',
+      );
+    }
+    // A resend without a key could run the tool twice: retries always come with one.
+    if (retries > 0) idempotencyKey ??= crypto.randomUUID();
+
+    for (let attempt = 0; ; attempt += 1) {
+      const answer = await this.#transport.send({
+        method: 'POST',
+        path: 'proxyV2',
+        json: { toolId, parameters },
+        headers: {
+          [HEADER.userId]: options.userId ?? this.userId,
+          [HEADER.appId]: options.appId,
+          [HEADER.idempotencyKey]: idempotencyKey,
+        },
+        signal: options.signal,
+        schema: proxyOutput,
+      });
+      if (answer.ok) {
+        return {
+          ok: true,
+          data: answer.value.data as T,
+          meta: answer.value.meta,
+          replayed: answer.headers.get(HEADER.idempotentReplayed) === 'true',
+          idempotencyKey,
+          requestId: answer.requestId,
+        };
+      }
+      if (attempt >= retries || !RETRYABLE.has(answer.error)) return answer;
+      if (!(await sleep(Math.min(250 * 2 ** attempt, 4_000), options.signal))) {
+        return aborted(options.signal?.reason);
+      }
+    }
+  }
+
+  /**
+   * The tools this key may run, with their parameter JSON Schemas (`GET /tools`).
+   *
+   * @example
+   * const result = await toolgate.listTools({ appId: 'github' });
+   * if (result.ok) for (const tool of result.tools) console.log(tool.toolId, tool.requiresUserAuth);
+   */
+  async listTools(
+    options: { appId?: string; signal?: AbortSignal } = {},
+  ): Promise<Result<{ tools: ToolView[] }>> {
+    assertObject(options, '"options"');
+    assertOptionalString(options.appId, 'options.appId');
+    assertOptionalSignal(options.signal, 'options.signal');
+    const answer = await this.#transport.send({
+      method: 'GET',
+      path: 'tools',
+      searchParams: { appId: options.appId },
+      signal: options.signal,
+      schema: listToolsOutput,
+    });
+    return answer.ok ? { ok: true, tools: answer.value.tools, requestId: answer.requestId } : answer;
+  }
+
+  /**
+   * The user's connections (OAuth grants) of this client (`GET /connections`). No token is ever shown.
+   *
+   * @example
+   * const result = await toolgate.listConnections({ userId: 'user-42' });
+   * if (result.ok) console.log(result.connections.map((c) => `${c.appId}: ${c.status}`));
+   */
+  async listConnections(options: {
+    userId?: string;
+    appId?: string;
+    signal?: AbortSignal;
+  }): Promise<Result<{ connections: ConnectionView[] }>> {
+    assertObject(options, '"options"');
+    const userId = this.#userId(options.userId);
+    assertOptionalString(options.appId, 'options.appId');
+    assertOptionalSignal(options.signal, 'options.signal');
+    const answer = await this.#transport.send({
+      method: 'GET',
+      path: 'connections',
+      searchParams: { appId: options.appId },
+      headers: { [HEADER.userId]: userId },
+      signal: options.signal,
+      schema: listConnectionsOutput,
+    });
+    return answer.ok
+      ? { ok: true, connections: answer.value.connections, requestId: answer.requestId }
+      : answer;
+  }
+
+  /**
+   * Forgets the user's grant for an app, revoking it at the provider when it can
+   * (`DELETE /connections/{appId}`).
+   *
+   * @example
+   * const result = await toolgate.deleteConnection('github', { userId: 'user-42' });
+   */
+  async deleteConnection(
+    appId: string,
+    options: { userId?: string; signal?: AbortSignal } = {},
+  ): Promise<Result<Record<never, never>>> {
+    assertString(appId, '"appId"');
+    assertObject(options, '"options"');
+    const userId = this.#userId(options.userId);
+    assertOptionalSignal(options.signal, 'options.signal');
+    const answer = await this.#transport.send({
+      method: 'DELETE',
+      path: `connections/${encodeURIComponent(appId)}`,
+      headers: { [HEADER.userId]: userId },
+      signal: options.signal,
+      schema: okOutput,
+    });
+    return answer.ok ? { ok: true, requestId: answer.requestId } : answer;
+  }
+
+  /**
+   * Starts the end user's OAuth flow for an app (`POST /initiateOAuth`). Send the user to
+   * `authorizationUrl`; after consent the service redirects them to `clientRedirectUri` (which must
+   * be registered on the client) with `status=success` or `status=error&reason=…`.
+   *
+   * @example
+   * const start = await toolgate.initiateOAuth({
+   *   appId: 'github',
+   *   userId: 'user-42',
+   *   clientRedirectUri: 'https://agent.example/oauth/done',
+   * });
+   * if (start.ok) showLink(start.authorizationUrl);
+   */
+  async initiateOAuth(options: {
+    appId: string;
+    userId?: string;
+    clientRedirectUri: string;
+    signal?: AbortSignal;
+  }): Promise<Result<OAuthStart>> {
+    assertObject(options, '"options"');
+    assertString(options.appId, 'options.appId');
+    const userId = this.#userId(options.userId);
+    assertString(options.clientRedirectUri, 'options.clientRedirectUri');
+    assertOptionalSignal(options.signal, 'options.signal');
+    const answer = await this.#transport.send({
+      method: 'POST',
+      path: 'initiateOAuth',
+      json: { appId: options.appId, userId, clientRedirectUri: options.clientRedirectUri },
+      signal: options.signal,
+      schema: initiateOAuthOutput,
+    });
+    if (!answer.ok) return answer;
+    return {
+      ok: true,
+      authorizationUrl: answer.value.authorizationUrl,
+      state: answer.value.state,
+      expiresAt: answer.value.expires_at,
+      requestId: answer.requestId,
+    };
+  }
+
+  /**
+   * Polls `GET /connections` (with backoff) until the user's connection to `appId` is `active`
+   * — and, with `after`, updated later than that time — or the time-out or the signal ends the wait.
+   *
+   * @example
+   * const connected = await toolgate.waitForConnection({ appId: 'github', userId: 'user-42', timeoutMs: 120_000 });
+   * if (connected.ok) console.log('connected with scopes', connected.connection.scopes);
+   */
+  waitForConnection(options: WaitForConnectionOptions): Promise<WaitForConnectionResult> {
+    return waitForConnection(this, options);
+  }
+
+  /**
+   * Runs a tool and, when the user has not authorized its app (401 `auth_required`, with or
+   * without `reauth_required`), starts the OAuth flow, hands the authorization URL to
+   * `onAuthorizationUrl`, waits until the connection is active, and retries the call once with the
+   * same idempotency key, so that the tool can never run twice.
+   *
+   * Needs a key with the scopes `tools:execute` (or `tools:execute:<appId>`), `oauth:initiate` and
+   * `connections:read`, and `clientRedirectUri` registered on the client.
+   *
+   * @example
+   * const result = await toolgate.executeWithAuth('github:::list_repos', {}, {
+   *   userId: 'user-42',
+   *   clientRedirectUri: 'https://agent.example/oauth/done',
+   *   onAuthorizationUrl: (url) => chat.send(`Please connect GitHub: ${url}`),
+   *   timeoutMs: 5 * 60_000,
+   * });
+   * if (result.ok) console.log(result.data);
+   * else if (result.error === 'auth_timeout') chat.send('No authorization yet; ask me again later.');
+   */
+  executeWithAuth<T = unknown>(
+    toolId: string,
+    parameters: Record<string, unknown>,
+    options: ExecuteWithAuthOptions,
+  ): Promise<ExecuteWithAuthResult<T>> {
+    return executeWithAuth<T>(this, toolId, parameters, options);
+  }
+
+  #userId(userId: string | undefined): string {
+    const resolved = userId ?? this.userId;
+    if (resolved === undefined) {
+      throw new ToolgateArgumentError(
+        'options.userId must be given (or userId set on the client)',
+        'ERR_INVALID_ARG_VALUE',
+      );
+    }
+    assertString(resolved, 'options.userId');
+    return resolved;
+  }
+}
+
+/**
+ * Creates a {@link Toolgate} client; the same as `new Toolgate(options)`.
+ *
+ * @example
+ * const toolgate = createClient({ baseUrl: 'http://127.0.0.1:3000', apiKey, clientId, userId: 'user-42' });
+ */
+export function createClient(options: ToolgateOptions): Toolgate {
+  return new Toolgate(options);
+}

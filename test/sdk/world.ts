@@ -1,0 +1,119 @@
+/**
+ * The world of the SDK tests: a real toolgate server (on a port chosen first, so that its
+ * PUBLIC_URL is real and every OAuth hop is a real HTTP request), the upstream fixture, the
+ * oidc-provider fixture, the agent's redirect receiver, a client with a key of every agent scope,
+ * and two apps over the upstream's OpenAPI document: `open` (auth none) and `demo` (oauth2).
+ */
+
+import { freePort } from '../../scripts/demo/free-port.ts';
+import { type RedirectReceiver, startRedirectReceiver } from '../../scripts/demo/redirect-receiver.ts';
+import { type ConsentOptions, consent, type Visit } from '../../scripts/demo/simulated-user.ts';
+import { Toolgate, type ToolgateOptions } from '../../sdk/src/index.ts';
+import type { BackendName } from '../support/db.ts';
+import { type OAuthProviderFixture, startOAuthProvider } from '../support/oauth-provider.ts';
+import { call, provisionClient, startServer, type TestServer } from '../support/server.ts';
+import { startUpstream, type Upstream } from '../support/upstream.ts';
+
+export const AGENT_SCOPES = ['tools:execute', 'oauth:initiate', 'connections:read', 'connections:write'];
+
+export { freePort };
+
+export interface Agent {
+  clientId: string;
+  keyId: string;
+  apiKey: string;
+}
+
+export interface World {
+  server: TestServer;
+  upstream: Upstream;
+  provider: OAuthProviderFixture;
+  receiver: RedirectReceiver;
+  agent: Agent;
+  /** A Toolgate client of `agent` (or of other credentials). */
+  toolgate(options?: Partial<ToolgateOptions>): Toolgate;
+  /** Another client with a key of the given scopes and the receiver's URI registered. */
+  newAgent(scopes: string[]): Promise<Agent>;
+  /** The user consents at the provider and follows every redirect back to the receiver. */
+  consent(authorizationUrl: string, options?: ConsentOptions): Promise<Visit>;
+  /** Upstream requests to `/me` (the oauth2 tool `demo:::getMe`). */
+  meCalls(): number;
+  close(): Promise<void>;
+}
+
+export async function startWorld(backend: BackendName): Promise<World> {
+  const port = await freePort();
+  const publicUrl = `http://127.0.0.1:${port}`;
+  const provider = await startOAuthProvider({ redirectUri: `${publicUrl}/handleOAuthCallback` });
+  const upstream = await startUpstream();
+  upstream.setTokenCheck((token) => provider.isAccessTokenValid(token));
+  const receiver = await startRedirectReceiver();
+  const server = await startServer(backend, { env: { PORT: String(port), PUBLIC_URL: publicUrl } });
+
+  const admin = async (method: string, path: string, body?: unknown) => {
+    const reply = await call(server.url, method, path, { key: server.adminKey, body });
+    if (reply.status !== 200) throw new Error(`${method} ${path}: ${reply.status} ${reply.text}`);
+    return reply.body;
+  };
+  await admin('PUT', '/admin/apps/open', {
+    provider: 'toolgate.test',
+    openapi: upstream.openapi,
+    auth: { type: 'none' },
+  });
+  await admin('PUT', '/admin/apps/demo', {
+    provider: 'toolgate.test',
+    openapi: upstream.openapi,
+    auth: {
+      type: 'oauth2',
+      authorizationUrl: provider.authorizationUrl,
+      tokenUrl: provider.tokenUrl,
+      revocationUrl: provider.revocationUrl,
+      clientId: provider.clientId,
+      clientSecret: provider.clientSecret,
+      scopes: ['profile:read'],
+    },
+  });
+  const newAgent = async (scopes: string[]): Promise<Agent> => {
+    const agent = await provisionClient(server, scopes);
+    await admin('POST', `/admin/clients/${agent.clientId}/redirect-uris`, { uri: receiver.url });
+    return agent;
+  };
+  const agent = await newAgent(AGENT_SCOPES);
+
+  return {
+    server,
+    upstream,
+    provider,
+    receiver,
+    agent,
+    toolgate: (options = {}) =>
+      new Toolgate({ baseUrl: server.url, apiKey: agent.apiKey, clientId: agent.clientId, ...options }),
+    newAgent,
+    consent: (authorizationUrl, options) => consent(provider, authorizationUrl, options),
+    meCalls: () => upstream.requests.filter((r) => r.path === '/me').length,
+    close: async () => {
+      await server.close();
+      await Promise.all([provider.close(), upstream.close(), receiver.close()]);
+    },
+  };
+}
+
+/** A fetch that records every request the SDK sends (method, path, headers, body). */
+export function recordingFetch(inner: typeof fetch = fetch): {
+  fetch: typeof fetch;
+  sent: Array<{ method: string; path: string; headers: Headers; body: string }>;
+} {
+  const sent: Array<{ method: string; path: string; headers: Headers; body: string }> = [];
+  const recording: typeof fetch = async (input, init) => {
+    const request = new Request(input, init);
+    const body = request.body ? await request.clone().text() : '';
+    sent.push({
+      method: request.method,
+      path: new URL(request.url).pathname,
+      headers: request.headers,
+      body,
+    });
+    return inner(request);
+  };
+  return { fetch: recording, sent };
+}
