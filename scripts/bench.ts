@@ -1,0 +1,892 @@
+/**
+ * `npm run bench` — throughput and latency of POST /proxyV2 against its ceilings, on loopback.
+ *
+ * Starts, each in its own process: a small upstream API (one GET operation, OpenAPI 3.1), a bare
+ * pass-through proxy (node:http + undici, no checks; and the same over fetch), and the real
+ * toolgate server (`node --import tsx server/main.ts`) on PGlite and, when reachable, on a fresh
+ * PostgreSQL database. Loads each with autocannon from this process — (a) the upstream directly,
+ * (b) through the bare proxy, (c) through /proxyV2 — and prints requests/s, p50/p99, the ratios
+ * against the goal (c ≥ 70 % of b's requests/s, p50 at most 1 ms over b) and toolgate's peak RSS.
+ *
+ * Options (argv `--name=value`, or the environment variable in brackets):
+ *   --connections=10   [BENCH_CONNECTIONS]  concurrent connections of every load
+ *   --duration=10      [BENCH_DURATION]     seconds measured per target
+ *   --warmup=3         [BENCH_WARMUP]       seconds of unmeasured load before each measurement
+ *   --postgres=URL     [BENCH_POSTGRES_URL] server to create the bench database on
+ *                      (default postgresql://postgres@127.0.0.1:5432/postgres; `off` skips it)
+ *   --rounds=1         [BENCH_ROUNDS]       measure every target this many times, interleaved, and
+ *                                           report medians (steadier on a shared machine)
+ *   --no-fetch-proxy                        skip the bare proxy over fetch (b')
+ *   --no-single                             skip the second pass with 1 connection (latency without
+ *                                           queueing: at most 5 s measured, 1 s warm-up)
+ *   --profile          [BENCH_PROFILE=1]    afterwards, load toolgate (PGlite) under `node --cpu-prof`
+ *                                           and summarize where its CPU goes
+ *   --profile-only                          only the profile run (with the upstream)
+ *
+ * Everything listens on 127.0.0.1; every step has a time limit; every child is stopped at the end.
+ */
+import { type ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon, { type Instance } from 'autocannon';
+import pg from 'pg';
+import { EXPECTED_BODY, ITEM_ID, ITEM_PATH, OPERATION_ID, upstreamOpenApi } from './bench/fixture.ts';
+import { formatSummary, readProfile, summarizeProfile } from './bench/profile-summary.ts';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const TSX = import.meta.resolve('tsx');
+const APP_ID = 'bench';
+const CHILD_START_MS = 30_000;
+const TOOLGATE_START_MS = 120_000;
+const STOP_MS = 10_000;
+const HTTP_MS = 15_000;
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+interface Options {
+  connections: number;
+  duration: number;
+  warmup: number;
+  postgres: string | null;
+  fetchProxy: boolean;
+  single: boolean;
+  rounds: number;
+  profile: boolean;
+  profileOnly: boolean;
+}
+
+function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
+  const args = new Map<string, string>();
+  for (const arg of argv) {
+    const m = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
+    if (!m) throw new Error(`unknown argument ${arg}`);
+    args.set(m[1] as string, m[2] ?? 'true');
+  }
+  const known = [
+    'connections',
+    'duration',
+    'warmup',
+    'postgres',
+    'no-fetch-proxy',
+    'no-single',
+    'rounds',
+    'profile',
+    'profile-only',
+  ];
+  for (const name of args.keys()) if (!known.includes(name)) throw new Error(`unknown option --${name}`);
+  const num = (name: string, envName: string, fallback: number, min: number, max: number) => {
+    const raw = args.get(name) ?? env[envName];
+    if (raw === undefined || raw === '') return fallback;
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value < min || value > max)
+      throw new Error(`--${name} must be a number from ${min} to ${max}`);
+    return value;
+  };
+  const postgres =
+    args.get('postgres') ?? env.BENCH_POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+  const profileOnly = args.has('profile-only');
+  return {
+    connections: Math.round(num('connections', 'BENCH_CONNECTIONS', 10, 1, 1000)),
+    duration: num('duration', 'BENCH_DURATION', 10, 1, 600),
+    warmup: num('warmup', 'BENCH_WARMUP', 3, 0, 120),
+    postgres: postgres === 'off' ? null : postgres,
+    fetchProxy: !args.has('no-fetch-proxy'),
+    single: !args.has('no-single'),
+    rounds: Math.round(num('rounds', 'BENCH_ROUNDS', 1, 1, 20)),
+    profile: profileOnly || args.has('profile') || env.BENCH_PROFILE === '1',
+    profileOnly,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small helpers
+
+function withTimeout<T>(promise: PromiseLike<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    Promise.resolve(promise).finally(() => clearTimeout(timer)),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
+    }),
+  ]);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function log(line: string): void {
+  process.stderr.write(`bench: ${line}\n`);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function procStatus(pid: number, field: 'VmRSS' | 'VmHWM'): number | null {
+  try {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+let clockTicks = 100;
+try {
+  clockTicks =
+    Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8', timeout: 2_000 }).trim()) || 100;
+} catch {}
+
+/** User + system CPU time of a process so far, in ms. */
+function cpuMs(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
+  } catch {
+    return null;
+  }
+}
+
+function loadAverage(): string {
+  return os
+    .loadavg()
+    .map((n) => n.toFixed(2))
+    .join(', ');
+}
+
+function machine(): string[] {
+  const cpuinfo = (() => {
+    try {
+      return readFileSync('/proc/cpuinfo', 'utf8');
+    } catch {
+      return '';
+    }
+  })();
+  const model = /^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1] ?? os.cpus()[0]?.model ?? 'unknown';
+  return [
+    `nproc ${os.availableParallelism()}, CPU ${model}, memory ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB`,
+    `Node ${process.version}, ${os.type()} ${os.release()}`,
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child processes: every one is tracked and stopped, whatever happens.
+
+const children = new Set<ChildProcess>();
+
+/** Pending clean-ups (stop a server, drop a database, remove a folder), run last-in first-out. */
+const cleanups: Array<() => Promise<void>> = [];
+
+async function runCleanups(onError: (error: unknown) => void): Promise<void> {
+  for (let cleanup = cleanups.pop(); cleanup; cleanup = cleanups.pop()) await cleanup().catch(onError);
+}
+
+/** Time limit or signal: clean up what can be cleaned up within 20 s, then leave. */
+function abort(reason: string, code: number): void {
+  log(`${reason}; stopping everything`);
+  withTimeout(
+    runCleanups(() => {}),
+    20_000,
+    'clean-up',
+  ).finally(() => process.exit(code));
+}
+
+process.on('exit', () => {
+  for (const child of children)
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+async function stopChild(
+  child: ChildProcess,
+  graceful: () => void = () => child.kill('SIGTERM'),
+): Promise<void> {
+  if (child.exitCode === null && child.signalCode === null) {
+    graceful();
+    try {
+      await withTimeout(exited(child), STOP_MS, `stopping pid ${child.pid}`);
+    } catch {
+      child.kill('SIGKILL');
+      await withTimeout(exited(child), 5_000, `killing pid ${child.pid}`).catch(() => {});
+    }
+  }
+  children.delete(child);
+}
+
+interface Helper {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Forks one of scripts/bench/*.ts; it answers `{ ready, url }` over IPC once listening. */
+async function startHelper(file: string, args: string[]): Promise<Helper> {
+  const child = fork(path.join(ROOT, 'scripts/bench', file), args, {
+    cwd: ROOT,
+    execArgv: ['--import', TSX],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  children.add(child);
+  const url = await withTimeout(
+    new Promise<string>((resolve, reject) => {
+      child.once('message', (message: { ready?: boolean; url?: string }) => {
+        if (message?.ready && message.url) resolve(message.url);
+        else reject(new Error(`${file}: unexpected message`));
+      });
+      child.once('exit', (code) => reject(new Error(`${file} exited with ${code} before listening`)));
+    }),
+    CHILD_START_MS,
+    `starting ${file}`,
+  ).catch(async (error: unknown) => {
+    await stopChild(child);
+    throw error;
+  });
+  return {
+    url,
+    child,
+    stop: () =>
+      stopChild(child, () => {
+        if (child.connected) child.send('stop');
+        else child.kill('SIGTERM');
+      }),
+  };
+}
+
+interface Toolgate {
+  url: string;
+  pid: number;
+  adminKey: string;
+  /** Lines the server wrote (LOG_LEVEL=warn: warnings and errors only). */
+  output: string[];
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+const TOOLGATE_VARIABLES = [
+  'PORT',
+  'HOST',
+  'PUBLIC_URL',
+  'DATABASE_URL',
+  'TOOLGATE_ADMIN_KEY',
+  'KMS',
+  'LOCAL_KEK',
+  'AZURE_KEY_VAULT_KEY_ID',
+  'MAX_BODY_BYTES',
+  'UPSTREAM_TIMEOUT_MS',
+  'RATE_LIMIT_PER_KEY_PER_MIN',
+  'LOG_LEVEL',
+  'NODE_OPTIONS',
+];
+
+/** The real server, as `npm start` runs it, on a port of its own; ready when /healthz answers. */
+async function startToolgate(databaseUrl: string, cpuProfDir?: string): Promise<Toolgate> {
+  const port = await freePort();
+  const adminKey = `bench-admin-${randomBytes(24).toString('hex')}`;
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of TOOLGATE_VARIABLES) delete env[name];
+  Object.assign(env, {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATABASE_URL: databaseUrl,
+    TOOLGATE_ADMIN_KEY: adminKey,
+    LOCAL_KEK: randomBytes(32).toString('base64'),
+    RATE_LIMIT_PER_KEY_PER_MIN: '0',
+    LOG_LEVEL: 'warn',
+  });
+  const profiling = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [];
+  const child = spawn(process.execPath, [...profiling, '--import', TSX, 'server/main.ts'], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  const output: string[] = [];
+  const keep = (chunk: Buffer) => {
+    for (const line of String(chunk).split('\n')) if (line.trim()) output.push(line);
+    if (output.length > 200) output.splice(0, output.length - 200);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + TOOLGATE_START_MS;
+  try {
+    for (;;) {
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(
+          `toolgate exited (${child.exitCode ?? child.signalCode}): ${output.slice(-5).join(' | ')}`,
+        );
+      if (Date.now() > deadline)
+        throw new Error(`toolgate did not answer /healthz within ${TOOLGATE_START_MS} ms`);
+      const ok = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1_000) }).then(
+        (r) => r.status === 200,
+        () => false,
+      );
+      if (ok) break;
+      await sleep(100);
+    }
+  } catch (error) {
+    await stopChild(child);
+    throw error;
+  }
+  return { url, pid: child.pid as number, adminKey, output, child, stop: () => stopChild(child) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Targets: what autocannon sends, and what a correct answer looks like.
+
+interface Target {
+  label: string;
+  url: string;
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string;
+  /** Null when the answer is right, else what is wrong. */
+  check(status: number, text: string): string | null;
+  /** The process that does the proxying (CPU and RSS are sampled), if any. */
+  pid?: number;
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+function checkItem(status: number, text: string): string | null {
+  if (status !== 200) return `status ${status}: ${text.slice(0, 200)}`;
+  try {
+    return sameJson(JSON.parse(text), EXPECTED_BODY) ? null : `unexpected body ${text.slice(0, 200)}`;
+  } catch {
+    return `body is not JSON: ${text.slice(0, 200)}`;
+  }
+}
+
+function checkEnvelope(status: number, text: string): string | null {
+  if (status !== 200) return `status ${status}: ${text.slice(0, 300)}`;
+  try {
+    const body = JSON.parse(text) as { ok?: unknown; data?: unknown; meta?: { tool_id?: unknown } };
+    if (body.ok !== true) return `ok is not true: ${text.slice(0, 300)}`;
+    if (!sameJson(body.data, EXPECTED_BODY)) return `unexpected data: ${text.slice(0, 300)}`;
+    if (body.meta?.tool_id !== `${APP_ID}:::${OPERATION_ID}`) return `unexpected meta: ${text.slice(0, 300)}`;
+    return null;
+  } catch {
+    return `body is not JSON: ${text.slice(0, 300)}`;
+  }
+}
+
+async function verify(target: Target): Promise<void> {
+  for (let i = 0; i < 3; i += 1) {
+    const response = await fetch(target.url, {
+      method: target.method,
+      headers: target.headers,
+      body: target.body,
+      signal: AbortSignal.timeout(HTTP_MS),
+    });
+    const problem = target.check(response.status, await response.text());
+    if (problem) throw new Error(`${target.label} does not answer as expected: ${problem}`);
+  }
+}
+
+async function adminCall(
+  toolgate: Toolgate,
+  method: string,
+  route: string,
+  body: unknown,
+): Promise<Record<string, unknown>> {
+  const response = await fetch(`${toolgate.url}${route}`, {
+    method,
+    headers: { authorization: `Bearer ${toolgate.adminKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(HTTP_MS),
+  });
+  const text = await response.text();
+  if (response.status !== 200)
+    throw new Error(`${method} ${route}: ${response.status} ${text.slice(0, 300)}`);
+  return JSON.parse(text) as Record<string, unknown>;
+}
+
+/** A client, an API key (tools:execute) and the app (auth none) through the admin REST routes. */
+async function proxyTarget(toolgate: Toolgate, label: string, upstreamUrl: string): Promise<Target> {
+  const client = await adminCall(toolgate, 'POST', '/admin/clients', { name: 'bench' });
+  const clientId = String(client.clientId);
+  const key = await adminCall(toolgate, 'POST', `/admin/clients/${encodeURIComponent(clientId)}/api-keys`, {
+    name: 'bench',
+    scopes: ['tools:execute'],
+  });
+  const app = await adminCall(toolgate, 'PUT', `/admin/apps/${APP_ID}`, {
+    provider: 'bench.local',
+    baseUrl: upstreamUrl,
+    openapi: upstreamOpenApi(upstreamUrl),
+    auth: { type: 'none' },
+  });
+  if (!Array.isArray(app.tools) || !app.tools.includes(OPERATION_ID))
+    throw new Error(`app registration did not yield the tool ${OPERATION_ID}: ${JSON.stringify(app)}`);
+  return {
+    label,
+    url: `${toolgate.url}/proxyV2`,
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${String(key.apiKey)}`,
+      'x-service-client-id': clientId,
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify({ toolId: `${APP_ID}:::${OPERATION_ID}`, parameters: { itemId: ITEM_ID } }),
+    check: checkEnvelope,
+    pid: toolgate.pid,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Load
+
+interface Measurement {
+  label: string;
+  rps: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  ok: number;
+  non2xx: number;
+  errors: number;
+  /** CPU of the proxying process per answered request, µs. */
+  proxyCpuUs: number | null;
+  upstreamCpuUs: number | null;
+  /** VmRSS of the proxying process just before the warm-up. */
+  idleRss: number | null;
+  maxRss: number | null;
+  peakRss: number | null;
+  /** CLOCK_MONOTONIC of the measured window, µs (matches V8 profile timestamps). */
+  window: { fromUs: number; toUs: number };
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[index] as number;
+}
+
+async function runLoad(
+  target: Target,
+  seconds: number,
+  connections: number,
+  onLatency?: (ms: number) => void,
+): Promise<{ duration: number; non2xx: number; errors: number }> {
+  const instance: Instance = autocannon({
+    url: target.url,
+    method: target.method,
+    headers: target.headers,
+    body: target.body,
+    connections,
+    duration: seconds,
+    timeout: 10,
+  });
+  if (onLatency) {
+    instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
+      if (status >= 200 && status < 300) onLatency(ms);
+    });
+  }
+  try {
+    const result = await withTimeout(instance, (seconds + 30) * 1000, `load on ${target.label}`);
+    return { duration: result.duration, non2xx: result.non2xx, errors: result.errors + result.timeouts };
+  } catch (error) {
+    instance.stop();
+    throw error;
+  }
+}
+
+interface LoadShape {
+  connections: number;
+  duration: number;
+  warmup: number;
+}
+
+/** The same load with one connection: latency without queueing. */
+function singleShape(options: Options): LoadShape {
+  return { connections: 1, duration: Math.min(5, options.duration), warmup: Math.min(1, options.warmup) };
+}
+
+async function measure(target: Target, options: LoadShape, upstreamPid: number): Promise<Measurement> {
+  await verify(target);
+  const idleRss = target.pid === undefined ? null : procStatus(target.pid, 'VmRSS');
+  if (options.warmup > 0) await runLoad(target, options.warmup, options.connections);
+  let latencies = new Float64Array(1 << 16);
+  let count = 0;
+  const record = (ms: number) => {
+    if (count === latencies.length) {
+      const bigger = new Float64Array(latencies.length * 2);
+      bigger.set(latencies);
+      latencies = bigger;
+    }
+    latencies[count++] = ms;
+  };
+  let maxRss: number | null = null;
+  const sampler = setInterval(() => {
+    if (target.pid === undefined) return;
+    const rss = procStatus(target.pid, 'VmRSS');
+    if (rss !== null) maxRss = Math.max(maxRss ?? 0, rss);
+  }, 250);
+  const proxyCpu0 = target.pid === undefined ? null : cpuMs(target.pid);
+  const upstreamCpu0 = cpuMs(upstreamPid);
+  const fromUs = Number(process.hrtime.bigint() / 1000n);
+  let run: Awaited<ReturnType<typeof runLoad>>;
+  try {
+    run = await runLoad(target, options.duration, options.connections, record);
+  } finally {
+    clearInterval(sampler);
+  }
+  const toUs = Number(process.hrtime.bigint() / 1000n);
+  const proxyCpu1 = target.pid === undefined ? null : cpuMs(target.pid);
+  const upstreamCpu1 = cpuMs(upstreamPid);
+  // A target that answered right before the run must still answer right after it.
+  await verify(target);
+  const sorted = latencies.slice(0, count).sort();
+  const perRequest = (a: number | null, b: number | null) =>
+    a === null || b === null || count === 0 ? null : ((b - a) * 1000) / count;
+  return {
+    label: target.label,
+    rps: count / run.duration,
+    p50: percentile(sorted, 50),
+    p90: percentile(sorted, 90),
+    p99: percentile(sorted, 99),
+    ok: count,
+    non2xx: run.non2xx,
+    errors: run.errors,
+    proxyCpuUs: perRequest(proxyCpu0, proxyCpu1),
+    upstreamCpuUs: perRequest(upstreamCpu0, upstreamCpu1),
+    idleRss,
+    maxRss,
+    peakRss: target.pid === undefined ? null : procStatus(target.pid, 'VmHWM'),
+    window: { fromUs, toUs },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Databases
+
+async function withPg<T>(serverUrl: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({
+    connectionString: serverUrl,
+    connectionTimeoutMillis: 5_000,
+    query_timeout: 30_000,
+  });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+function databaseUrl(serverUrl: string, name: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output
+
+const mb = (bytes: number | null) => (bytes === null ? '–' : `${(bytes / 2 ** 20).toFixed(0)} MB`);
+const fixed = (n: number | null, digits: number) => (n === null || Number.isNaN(n) ? '–' : n.toFixed(digits));
+
+function resultTable(results: Measurement[]): string {
+  const lines = [
+    '| target | req/s | p50 ms | p90 ms | p99 ms | 2xx | non-2xx | errors | proxy CPU µs/req | upstream CPU µs/req | proxy RSS max / peak |',
+    '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+  ];
+  for (const r of results) {
+    lines.push(
+      `| ${r.label} | ${r.rps.toFixed(0)} | ${fixed(r.p50, 2)} | ${fixed(r.p90, 2)} | ${fixed(r.p99, 2)} | ${r.ok} | ${r.non2xx} | ${r.errors} | ${fixed(r.proxyCpuUs, 0)} | ${fixed(r.upstreamCpuUs, 0)} | ${r.maxRss === null ? '–' : `${mb(r.maxRss)} / ${mb(r.peakRss)}`} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+function goalTable(direct: Measurement, bare: Measurement, toolgates: Measurement[]): string {
+  const lines = [
+    '| toolgate run | (c)/(b) req/s | goal ≥ 0.70 | (c)/(a) req/s | p50 (c)−(b) ms | goal ≤ 1 ms | RSS before load / max under load / peak (VmHWM) |',
+    '|---|--:|:-:|--:|--:|:-:|--:|',
+  ];
+  for (const c of toolgates) {
+    const ratioB = c.rps / bare.rps;
+    const delta = c.p50 - bare.p50;
+    lines.push(
+      `| ${c.label} | ${ratioB.toFixed(2)} | ${ratioB >= 0.7 ? 'met' : 'missed'} | ${(c.rps / direct.rps).toFixed(2)} | ${delta >= 0 ? '+' : ''}${delta.toFixed(2)} | ${delta <= 1 ? 'met' : 'missed'} | ${mb(c.idleRss)} / ${mb(c.maxRss)} / ${mb(c.peakRss)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+
+function median(values: number[]): number {
+  const sorted = values.filter((v) => !Number.isNaN(v)).sort((x, y) => x - y);
+  if (sorted.length === 0) return Number.NaN;
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+/** Rounds of one target folded into one row: medians of the figures, sums of the counts, the highest RSS. */
+function fold(runs: Measurement[]): Measurement & { rpsRange: [number, number] } {
+  const first = runs[0] as Measurement;
+  const pick = (f: (m: Measurement) => number | null) => {
+    const values = runs.map(f).filter((v): v is number => v !== null);
+    return values.length === 0 ? null : median(values);
+  };
+  const max = (f: (m: Measurement) => number | null) => {
+    const values = runs.map(f).filter((v): v is number => v !== null);
+    return values.length === 0 ? null : Math.max(...values);
+  };
+  const rps = runs.map((m) => m.rps);
+  return {
+    label: runs.length > 1 ? `${first.label} (median of ${runs.length})` : first.label,
+    rps: median(rps),
+    rpsRange: [Math.min(...rps), Math.max(...rps)],
+    p50: median(runs.map((m) => m.p50)),
+    p90: median(runs.map((m) => m.p90)),
+    p99: median(runs.map((m) => m.p99)),
+    ok: runs.reduce((n, m) => n + m.ok, 0),
+    non2xx: runs.reduce((n, m) => n + m.non2xx, 0),
+    errors: runs.reduce((n, m) => n + m.errors, 0),
+    proxyCpuUs: pick((m) => m.proxyCpuUs),
+    upstreamCpuUs: pick((m) => m.upstreamCpuUs),
+    idleRss: pick((m) => m.idleRss),
+    maxRss: max((m) => m.maxRss),
+    peakRss: max((m) => m.peakRss),
+    window: first.window,
+  };
+}
+
+type Role = 'a' | 'b' | 'b-fetch' | 'c';
+
+async function benchmark(options: Options, upstream: Helper): Promise<boolean> {
+  const upstreamPid = upstream.child.pid as number;
+  const notes: string[] = [];
+  let failed = false;
+  const targets: Array<{ target: Target; role: Role; toolgate?: Toolgate }> = [];
+  const runs = new Map<Target, { loaded: Measurement[]; single: Measurement[] }>();
+
+  try {
+    // Everything is started first and stays up, idle while another target is loaded, so rounds can interleave.
+    targets.push({
+      role: 'a',
+      target: {
+        label: '(a) upstream direct',
+        url: `${upstream.url}${ITEM_PATH}`,
+        method: 'GET',
+        headers: { accept: 'application/json' },
+        check: checkItem,
+      },
+    });
+    for (const mode of options.fetchProxy ? (['undici', 'fetch'] as const) : (['undici'] as const)) {
+      const proxy = await startHelper('bare-proxy.ts', [upstream.url, mode]);
+      cleanups.push(proxy.stop);
+      targets.push({
+        role: mode === 'undici' ? 'b' : 'b-fetch',
+        target: {
+          label: mode === 'undici' ? '(b) bare proxy, undici Pool' : "(b') bare proxy, global fetch",
+          url: `${proxy.url}${ITEM_PATH}`,
+          method: 'GET',
+          headers: { accept: 'application/json' },
+          check: checkItem,
+          pid: proxy.child.pid as number,
+        },
+      });
+    }
+
+    const addToolgate = async (label: string, dbUrl: string) => {
+      log(`starting toolgate on ${label}`);
+      try {
+        const toolgate = await startToolgate(dbUrl);
+        cleanups.push(toolgate.stop);
+        const target = await proxyTarget(toolgate, `(c) toolgate /proxyV2, ${label}`, upstream.url);
+        targets.push({ role: 'c', target, toolgate });
+      } catch (error) {
+        failed = true;
+        notes.push(`toolgate on ${label} failed to start: ${(error as Error).message}`);
+      }
+    };
+
+    const tmp = mkdtempSync(path.join(os.tmpdir(), 'toolgate-bench-'));
+    cleanups.push(async () => rmSync(tmp, { recursive: true, force: true }));
+    await addToolgate('PGlite', `pglite:${path.join(tmp, 'pglite')}`);
+
+    if (options.postgres) {
+      const serverUrl = options.postgres;
+      const name = `toolgate_bench_${randomBytes(6).toString('hex')}`;
+      try {
+        await withPg(serverUrl, (client) => client.query(`CREATE DATABASE "${name}"`));
+        cleanups.push(async () => {
+          await withPg(serverUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+        });
+        await addToolgate('PostgreSQL', databaseUrl(serverUrl, name));
+      } catch (error) {
+        notes.push(`PostgreSQL skipped: cannot create a database (${(error as Error).message})`);
+      }
+    } else {
+      notes.push('PostgreSQL skipped (--postgres=off)');
+    }
+
+    for (let round = 1; round <= options.rounds; round += 1) {
+      const tag = options.rounds > 1 ? `round ${round}/${options.rounds}: ` : '';
+      for (const { target } of targets) {
+        const done = runs.get(target) ?? { loaded: [], single: [] };
+        runs.set(target, done);
+        try {
+          log(`${tag}measuring ${target.label}`);
+          done.loaded.push(await measure(target, options, upstreamPid));
+          if (options.single) {
+            log(`${tag}measuring ${target.label} with 1 connection`);
+            done.single.push(await measure(target, singleShape(options), upstreamPid));
+          }
+        } catch (error) {
+          failed = true;
+          notes.push(`${tag}${target.label} failed: ${(error as Error).message}`);
+        }
+      }
+    }
+    for (const { toolgate, target } of targets) {
+      const lines = toolgate?.output.length ?? 0;
+      if (lines > 0)
+        notes.push(`${target.label} wrote ${lines} log line(s); last: ${toolgate?.output.at(-1)}`);
+    }
+  } finally {
+    await runCleanups((error) => notes.push(`clean-up failed: ${(error as Error).message}`));
+  }
+
+  const folded = (role: Role, which: 'loaded' | 'single') =>
+    targets
+      .filter((t) => t.role === role)
+      .map((t) => runs.get(t.target)?.[which] ?? [])
+      .filter((list) => list.length > 0)
+      .map(fold);
+  const all = (which: 'loaded' | 'single') =>
+    (['a', 'b', 'b-fetch', 'c'] as const).flatMap((role) => folded(role, which));
+
+  const loaded = all('loaded');
+  const singles = all('single');
+  const out: string[] = [
+    '',
+    `connections ${options.connections}, ${options.duration} s measured after ${options.warmup} s warm-up per target, ${options.rounds} round(s); toolgate with LOG_LEVEL=warn, RATE_LIMIT_PER_KEY_PER_MIN=0`,
+    `load average at the end: ${loadAverage()}`,
+    '',
+    resultTable(loaded),
+    '',
+  ];
+  if (options.rounds > 1) {
+    out.push(
+      `req/s range over the rounds: ${loaded.map((m) => `${m.label.replace(/ \(median.*$/, '')} ${m.rpsRange[0].toFixed(0)}–${m.rpsRange[1].toFixed(0)}`).join('; ')}`,
+      '',
+    );
+  }
+  const [a] = folded('a', 'loaded');
+  const [b] = folded('b', 'loaded');
+  const cs = folded('c', 'loaded');
+  if (a && b && cs.length > 0) out.push(goalTable(a, b, cs), '');
+  if (singles.length > 0) {
+    out.push('1 connection (latency without queueing):', '', resultTable(singles), '');
+    const [b1] = folded('b', 'single');
+    for (const c of b1 ? folded('c', 'single') : []) {
+      const delta = c.p50 - (b1 as Measurement).p50;
+      out.push(
+        `${c.label}, 1 connection: p50 (c)−(b) ${delta >= 0 ? '+' : ''}${delta.toFixed(2)} ms (goal ≤ 1 ms: ${delta <= 1 ? 'met' : 'missed'})`,
+      );
+    }
+    out.push('');
+  }
+  const bad = [...loaded, ...singles].filter((r) => r.non2xx > 0 || r.errors > 0);
+  if (bad.length > 0) {
+    failed = true;
+    out.push(`non-2xx answers or errors during: ${bad.map((r) => r.label).join(', ')}`, '');
+  }
+  for (const note of notes) out.push(`note: ${note}`);
+  process.stdout.write(`${out.join('\n')}\n`);
+  return !failed;
+}
+
+async function profileRun(options: Options, upstream: Helper): Promise<boolean> {
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'toolgate-bench-'));
+  const profDir = mkdtempSync(path.join(os.tmpdir(), 'toolgate-cpuprofile-'));
+  let window: Measurement['window'] | undefined;
+  cleanups.push(async () => rmSync(tmp, { recursive: true, force: true }));
+  try {
+    log('starting toolgate on PGlite under --cpu-prof');
+    const toolgate = await startToolgate(`pglite:${path.join(tmp, 'pglite')}`, profDir);
+    // SIGTERM: main.ts closes and exits, and V8 writes the profile on exit.
+    cleanups.push(toolgate.stop);
+    const target = await proxyTarget(toolgate, '(c) toolgate /proxyV2, PGlite, --cpu-prof', upstream.url);
+    log(`measuring ${target.label}`);
+    const m = await measure(target, options, upstream.child.pid as number);
+    window = m.window;
+    process.stdout.write(
+      `\n${resultTable([m])}\n(profiling slows the server; these figures are not the benchmark)\n`,
+    );
+  } finally {
+    await runCleanups((error) => log(`clean-up failed: ${(error as Error).message}`));
+  }
+  // One file per thread; the main thread's is by far the largest.
+  const files = readdirSync(profDir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .map((f) => path.join(profDir, f))
+    .sort((x, y) => statSync(y).size - statSync(x).size);
+  if (files.length === 0) {
+    log(`no .cpuprofile written in ${profDir}`);
+    return false;
+  }
+  const file = files[0] as string;
+  const summary = summarizeProfile(readProfile(file), 25, window);
+  process.stdout.write(`\nprofile ${file}\n${summary.note ?? ''}\n${formatSummary(summary)}\n`);
+  return true;
+}
+
+async function main(): Promise<number> {
+  const options = parseOptions(process.argv.slice(2), process.env);
+  for (const line of machine()) log(line);
+  log(`load average at the start: ${loadAverage()}`);
+  const budgetS =
+    (options.profileOnly ? 1 : options.rounds * 5) * (2 * options.warmup + options.duration + 60) +
+    (options.single && !options.profileOnly ? options.rounds * 5 * (2 + 5 + 30) : 0) +
+    (options.profile ? options.warmup + options.duration + 120 : 0) +
+    300;
+  const watchdog = setTimeout(() => abort(`time limit of ${budgetS} s reached`, 1), budgetS * 1000);
+  watchdog.unref();
+  process.once('SIGINT', () => abort('SIGINT', 130));
+  process.once('SIGTERM', () => abort('SIGTERM', 143));
+
+  const upstream = await startHelper('upstream.ts', []);
+  let ok = true;
+  try {
+    if (!options.profileOnly) ok = (await benchmark(options, upstream)) && ok;
+    if (options.profile) ok = (await profileRun(options, upstream)) && ok;
+  } finally {
+    await upstream.stop();
+    clearTimeout(watchdog);
+  }
+  return ok ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    log(`failed: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  },
+);
