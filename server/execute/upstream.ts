@@ -1,4 +1,4 @@
-import ky from 'ky';
+import { type Dispatcher, request as undiciRequest } from 'undici';
 import { LIMITS } from '../config.ts';
 
 export interface UpstreamRequest {
@@ -15,39 +15,44 @@ export type UpstreamOutcome =
   | { ok: false; error: 'upstream_timeout' };
 
 const MAX_REDIRECTS = 5;
+/** Some APIs (GitHub's among them) refuse requests without a User-Agent. */
+const USER_AGENT = 'toolgate/0.1';
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const utf8 = new TextDecoder('utf-8');
 
 /**
- * Calls the upstream through ky, following redirects only within the app's origin (the
- * Authorization header never leaves it). The time-out covers the whole exchange, body included.
+ * Calls the upstream with undici (the HTTP engine under Node's fetch, without fetch's per-call
+ * Request/Headers/stream machinery, which profiling showed to be a third of our CPU per call).
+ * Redirects are followed only within the app's origin, so the Authorization header never leaves
+ * it. The time-out covers the whole exchange, body included.
  */
 export async function callUpstream(request: UpstreamRequest, timeoutMs: number): Promise<UpstreamOutcome> {
-  const signal = AbortSignal.timeout(timeoutMs);
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), timeoutMs);
   const origin = request.url.origin;
   let { method, body } = request;
   let url = request.url;
   try {
     for (let hop = 0; ; hop += 1) {
-      const response = await ky(url, {
-        method,
-        headers: request.headers,
+      const response = await undiciRequest(url, {
+        method: method as Dispatcher.HttpMethod,
+        headers: { 'user-agent': USER_AGENT, ...request.headers },
         body,
-        signal,
-        timeout: false,
-        retry: 0,
-        throwHttpErrors: false,
-        redirect: 'manual',
+        signal: abort.signal,
+        // The abort timer above is the one time-out; undici's own would answer 502 instead of 504.
+        headersTimeout: 0,
+        bodyTimeout: 0,
       });
-      const location = response.headers.get('location');
-      if (REDIRECT_STATUSES.has(response.status) && location) {
+      const status = response.statusCode;
+      const location = single(response.headers.location);
+      if (REDIRECT_STATUSES.has(status) && location) {
         const next = safeUrl(location, url);
         if (next && next.origin === origin && hop < MAX_REDIRECTS) {
-          await response.body?.cancel();
+          await response.body.dump();
           // 303 (and 301/302 after a non-GET, as browsers do) continue as a GET without body.
           if (
-            response.status === 303 ||
-            ((response.status === 301 || response.status === 302) && method !== 'GET' && method !== 'HEAD')
+            status === 303 ||
+            ((status === 301 || status === 302) && method !== 'GET' && method !== 'HEAD')
           ) {
             method = 'GET';
             body = undefined;
@@ -56,21 +61,27 @@ export async function callUpstream(request: UpstreamRequest, timeoutMs: number):
           continue;
         }
       }
-      const bytes = Buffer.from(await response.arrayBuffer());
-      if (response.status >= 200 && response.status < 300) {
+      const bytes = Buffer.from(await response.body.arrayBuffer());
+      if (status >= 200 && status < 300) {
         return {
           ok: true,
-          status: response.status,
-          contentType: response.headers.get('content-type'),
+          status,
+          contentType: single(response.headers['content-type']) ?? null,
           body: bytes,
         };
       }
-      return { ok: false, error: 'upstream_error', status: response.status, body: excerpt(bytes) };
+      return { ok: false, error: 'upstream_error', status, body: excerpt(bytes) };
     }
   } catch {
-    if (signal.aborted) return { ok: false, error: 'upstream_timeout' };
+    if (abort.signal.aborted) return { ok: false, error: 'upstream_timeout' };
     return { ok: false, error: 'upstream_unreachable' };
+  } finally {
+    clearTimeout(timer);
   }
+}
+
+function single(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }
 
 function safeUrl(location: string, base: URL): URL | null {
@@ -87,7 +98,9 @@ function safeUrl(location: string, base: URL): URL | null {
  */
 export function excerpt(bytes: Buffer): string {
   if (bytes.length <= LIMITS.upstreamBodyExcerptBytes) return utf8.decode(bytes);
-  return new TextDecoder('utf-8').decode(bytes.subarray(0, LIMITS.upstreamBodyExcerptBytes), { stream: true });
+  return new TextDecoder('utf-8').decode(bytes.subarray(0, LIMITS.upstreamBodyExcerptBytes), {
+    stream: true,
+  });
 }
 
 /** `data` of the success envelope: JSON, text, base64 object, or null when empty. */

@@ -22,8 +22,50 @@ describe('toData', () => {
     expect(toData('application/json; charset=utf-8', Buffer.from('{"a":1}'))).toEqual({ a: 1 });
     expect(toData('application/problem+json', Buffer.from('[1]'))).toEqual([1]);
     expect(toData('text/csv', Buffer.from('a,b'))).toBe('a,b');
-    expect(toData('image/png', Buffer.from([1, 2, 3]))).toEqual({ content_type: 'image/png', base64: 'AQID' });
-    expect(toData(null, Buffer.from([0xff]))).toEqual({ content_type: 'application/octet-stream', base64: '/w==' });
+    expect(toData('image/png', Buffer.from([1, 2, 3]))).toEqual({
+      content_type: 'image/png',
+      base64: 'AQID',
+    });
+    expect(toData(null, Buffer.from([0xff]))).toEqual({
+      content_type: 'application/octet-stream',
+      base64: '/w==',
+    });
     expect(toData('application/json', Buffer.alloc(0))).toBeNull();
+  });
+});
+
+describe('callUpstream', () => {
+  it('sends a User-Agent, maps a slow answer to upstream_timeout and a closed port to upstream_unreachable', async () => {
+    const { createServer } = await import('node:http');
+    const { callUpstream } = await import('../../server/execute/upstream.ts');
+    const seen: string[] = [];
+    const server = createServer((req, res) => {
+      seen.push(String(req.headers['user-agent']));
+      if (req.url === '/slow') setTimeout(() => res.end('late'), 500);
+      else res.end('{"ok":1}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    try {
+      const ok = await callUpstream(
+        { method: 'GET', url: new URL(`http://127.0.0.1:${port}/x`), headers: {} },
+        2_000,
+      );
+      expect(ok).toEqual({ ok: true, status: 200, contentType: null, body: Buffer.from('{"ok":1}') });
+      expect(seen).toEqual(['toolgate/0.1']);
+      const slow = await callUpstream(
+        { method: 'GET', url: new URL(`http://127.0.0.1:${port}/slow`), headers: {} },
+        100,
+      );
+      expect(slow).toEqual({ ok: false, error: 'upstream_timeout' });
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+    const closed = await callUpstream(
+      { method: 'GET', url: new URL(`http://127.0.0.1:${port}/x`), headers: {} },
+      2_000,
+    );
+    expect(closed).toEqual({ ok: false, error: 'upstream_unreachable' });
   });
 });
