@@ -240,7 +240,8 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
     if (fixedRoute) {
       // HEAD is GET without a body, except on the callback, where a GET spends the state.
       const handler =
-        fixedRoute[method] ?? (method === 'HEAD' && url.pathname !== CALLBACK_PATH ? fixedRoute.GET : undefined);
+        fixedRoute[method] ??
+        (method === 'HEAD' && url.pathname !== CALLBACK_PATH ? fixedRoute.GET : undefined);
       if (handler) {
         work = handler(req, res, url, requestId, started);
       } else {
