@@ -1,6 +1,7 @@
 import type { AnyRouter } from '@trpc/server';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import { ERROR_STATUS } from '../shared/errors.ts';
+import { CALLBACK_PATH } from './oauth/state.ts';
 
 type SchemaObject = NonNullable<NonNullable<OpenAPIObject['components']>['schemas']>[string];
 
@@ -57,5 +58,34 @@ export function buildOpenApiDocument(router: AnyRouter, publicUrl: string): Open
       };
     }
   }
+  document.paths ??= {};
+  document.paths[CALLBACK_PATH] = CALLBACK_OPERATION;
   return document;
 }
+
+/** The OAuth callback is not a procedure (it answers 302), so it is described here by hand. */
+const CALLBACK_OPERATION = {
+  get: {
+    operationId: 'handleOAuthCallback',
+    tags: ['oauth'],
+    summary: "The provider's redirect back to toolgate at the end of an end-user OAuth flow",
+    description:
+      'On success, 302 to the registered clientRedirectUri with `status=success`; when the state is known but ' +
+      'expired, used, denied or the exchange failed, 302 with `status=error&reason=<code>`; when the state is ' +
+      'missing or unknown, 400 `state_invalid`.',
+    security: [],
+    parameters: ['state', 'code', 'error', 'error_description', 'iss'].map((name) => ({
+      name,
+      in: 'query' as const,
+      required: name === 'state',
+      schema: { type: 'string' as const },
+    })),
+    responses: {
+      '302': { description: 'Redirect to the client redirect URI with status=success or status=error&reason=…' },
+      '400': {
+        description: 'state_invalid: the state is missing or unknown',
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      },
+    },
+  },
+};

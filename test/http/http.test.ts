@@ -154,6 +154,18 @@ describeBackends('HTTP surface', (backend) => {
       ]),
     );
     expect(Object.keys(reply.body.paths['/admin/clients'])).toEqual(expect.arrayContaining(['get', 'post']));
+    expect(Object.keys(reply.body.paths)).toEqual(
+      expect.arrayContaining(['/proxyV2', '/tools', '/initiateOAuth', '/handleOAuthCallback', '/connections']),
+    );
+    const proxyHeaders = reply.body.paths['/proxyV2'].post.parameters
+      .filter((p: { in: string }) => p.in === 'header')
+      .map((p: { name: string; required?: boolean }) => [p.name, p.required ?? false]);
+    expect(proxyHeaders).toEqual([
+      ['x-service-client-id', true],
+      ['x-service-user-id', false],
+      ['x-service-app-id', false],
+      ['x-service-idempotency-key', false],
+    ]);
     const result = await validate(structuredClone(reply.body));
     expect(result.valid ? [] : result.errors).toEqual([]);
   });

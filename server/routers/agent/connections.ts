@@ -1,6 +1,7 @@
 import { apiError } from '../../../shared/errors.ts';
 import { HEADER } from '../../../shared/headers.ts';
 import { okOutput } from '../../../shared/schemas/admin.ts';
+import { userHeaders } from '../../../shared/schemas/headers.ts';
 import {
   type ConnectionStatus,
   deleteConnectionInput,
@@ -33,6 +34,7 @@ export const connectionsRouter = router({
       openapi: {
         method: 'GET',
         path: '/connections',
+        requestHeaders: userHeaders,
         tags: ['oauth'],
         summary: "List the user's connections (grants), without tokens",
         protect: true,
@@ -62,6 +64,7 @@ export const connectionsRouter = router({
       openapi: {
         method: 'DELETE',
         path: '/connections/{appId}',
+        requestHeaders: userHeaders,
         tags: ['oauth'],
         summary: "Forget the user's grant for an app, revoking it at the provider",
         protect: true,

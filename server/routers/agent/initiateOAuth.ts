@@ -1,3 +1,4 @@
+import { agentHeaders } from '../../../shared/schemas/headers.ts';
 import { initiateOAuthInput, initiateOAuthOutput } from '../../../shared/schemas/oauth.ts';
 import { SCOPE } from '../../auth/scopes.ts';
 import { initiateOAuth } from '../../oauth/initiate.ts';
@@ -14,6 +15,7 @@ export const initiateOAuthProcedure = agentProcedure
     openapi: {
       method: 'POST',
       path: '/initiateOAuth',
+      requestHeaders: agentHeaders,
       tags: ['oauth'],
       summary: 'Start an end-user authorization',
       description:

@@ -1,6 +1,7 @@
 import { apiError, type ErrorBody, statusOf } from '../../../shared/errors.ts';
 import { HEADER } from '../../../shared/headers.ts';
 import { type ProxySuccess, proxyInput, proxyOutput } from '../../../shared/schemas/agent.ts';
+import { proxyHeaders } from '../../../shared/schemas/headers.ts';
 import { headerValue } from '../../context.ts';
 import { authorizeAndValidate, type ExecuteOutcome, resolveTool } from '../../execute/execute.ts';
 import { authorizeAndRun, checkUserHeader } from '../../execute/run.ts';
@@ -34,6 +35,7 @@ export const proxyProcedure = limitedProcedure
     openapi: {
       method: 'POST',
       path: '/proxyV2',
+      requestHeaders: proxyHeaders,
       tags: ['agent'],
       summary: 'Run a tool',
       description:

@@ -1,5 +1,6 @@
 import { composeToolId } from '../../../shared/ids.ts';
 import { listToolsInput, listToolsOutput, type ToolView } from '../../../shared/schemas/agent.ts';
+import { agentHeaders } from '../../../shared/schemas/headers.ts';
 import { canExecute } from '../../auth/scopes.ts';
 import { agentProcedure } from '../../trpc.ts';
 
@@ -9,6 +10,7 @@ export const listToolsProcedure = agentProcedure
     openapi: {
       method: 'GET',
       path: '/tools',
+      requestHeaders: agentHeaders,
       tags: ['agent'],
       summary: 'List the tools this API key may run, with their parameter schemas',
       protect: true,
