@@ -81,7 +81,9 @@ const CALLBACK_OPERATION = {
       schema: { type: 'string' as const },
     })),
     responses: {
-      '302': { description: 'Redirect to the client redirect URI with status=success or status=error&reason=…' },
+      '302': {
+        description: 'Redirect to the client redirect URI with status=success or status=error&reason=…',
+      },
       '400': {
         description: 'state_invalid: the state is missing or unknown',
         content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },

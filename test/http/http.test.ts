@@ -155,7 +155,13 @@ describeBackends('HTTP surface', (backend) => {
     );
     expect(Object.keys(reply.body.paths['/admin/clients'])).toEqual(expect.arrayContaining(['get', 'post']));
     expect(Object.keys(reply.body.paths)).toEqual(
-      expect.arrayContaining(['/proxyV2', '/tools', '/initiateOAuth', '/handleOAuthCallback', '/connections']),
+      expect.arrayContaining([
+        '/proxyV2',
+        '/tools',
+        '/initiateOAuth',
+        '/handleOAuthCallback',
+        '/connections',
+      ]),
     );
     const proxyHeaders = reply.body.paths['/proxyV2'].post.parameters
       .filter((p: { in: string }) => p.in === 'header')
