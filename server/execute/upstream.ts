@@ -61,16 +61,16 @@ export async function callUpstream(request: UpstreamRequest, timeoutMs: number):
           continue;
         }
       }
-      const bytes = Buffer.from(await response.body.arrayBuffer());
       if (status >= 200 && status < 300) {
         return {
           ok: true,
           status,
           contentType: single(response.headers['content-type']) ?? null,
-          body: bytes,
+          body: Buffer.from(await response.body.arrayBuffer()),
         };
       }
-      return { ok: false, error: 'upstream_error', status, body: excerpt(bytes) };
+      // Only the first 64 KiB of an error body is ever shown: stop reading there.
+      return { ok: false, error: 'upstream_error', status, body: excerpt(await readPrefix(response.body)) };
     }
   } catch {
     if (abort.signal.aborted) return { ok: false, error: 'upstream_timeout' };
@@ -78,6 +78,21 @@ export async function callUpstream(request: UpstreamRequest, timeoutMs: number):
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** The first LIMITS.upstreamBodyExcerptBytes (+ 1, so a longer body is known as such), then stop. */
+async function readPrefix(body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size > LIMITS.upstreamBodyExcerptBytes) {
+      body.destroy();
+      break;
+    }
+  }
+  return Buffer.concat(chunks, size);
 }
 
 function single(value: string | string[] | undefined): string | undefined {

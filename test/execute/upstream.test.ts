@@ -69,3 +69,42 @@ describe('callUpstream', () => {
     expect(closed).toEqual({ ok: false, error: 'upstream_unreachable' });
   });
 });
+
+describe('callUpstream on a huge error body', () => {
+  it('reads only the first 64 KiB and lets the rest go', async () => {
+    const { createServer } = await import('node:http');
+    const { callUpstream } = await import('../../server/execute/upstream.ts');
+    let written = 0;
+    // An error body that never ends: the call must still finish, with exactly the excerpt.
+    const server = createServer((_req, res) => {
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      const chunk = Buffer.alloc(16 * 1024, 'x');
+      const pump = () => {
+        while (!res.destroyed && written < 512 * 1024 * 1024) {
+          written += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', pump);
+        }
+        res.end();
+      };
+      pump();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    try {
+      const outcome = await callUpstream(
+        { method: 'GET', url: new URL(`http://127.0.0.1:${port}/`), headers: {} },
+        10_000,
+      );
+      expect(outcome).toEqual({
+        ok: false,
+        error: 'upstream_error',
+        status: 500,
+        body: 'x'.repeat(LIMITS.upstreamBodyExcerptBytes),
+      });
+      expect(written).toBeLessThan(64 * 1024 * 1024);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
