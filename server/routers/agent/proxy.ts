@@ -9,11 +9,12 @@ import { requestFingerprint } from '../../idempotency/fingerprint.ts';
 import { checkIdempotencyKey } from '../../idempotency/key.ts';
 import { scopeOf } from '../../idempotency/service.ts';
 import { ApiProblem } from '../../problem.ts';
-import { agentProcedure } from '../../trpc.ts';
+import { authenticateAgent, publicProcedure } from '../../trpc.ts';
 
-/** Rate limit comes right after key and client, before the body is looked at (CONTRACT §2 order). */
-const limitedProcedure = agentProcedure.use(async function rateLimit({ ctx, next }) {
-  const decision = ctx.deps.limiter.take(ctx.principal.keyId ?? 'admin', ctx.deps.clock.now());
+/** Key → client → rate limit, in the contract's order and in one middleware (see authenticateAgent). */
+const limitedProcedure = publicProcedure.use(async function requireAgentWithinRate({ ctx, next }) {
+  const agent = await authenticateAgent(ctx);
+  const decision = ctx.deps.limiter.take(agent.principal.keyId ?? 'admin', ctx.deps.clock.now());
   if (!decision.ok) {
     throw new ApiProblem(
       apiError('rate_limited', 'Too many calls with this API key; retry later.', {
@@ -22,7 +23,7 @@ const limitedProcedure = agentProcedure.use(async function rateLimit({ ctx, next
       { 'retry-after': String(decision.retryAfterSeconds) },
     );
   }
-  return next();
+  return next({ ctx: agent });
 });
 
 /**
