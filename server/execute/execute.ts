@@ -1,4 +1,4 @@
-import { apiError, type ErrorBody } from '../../shared/errors.ts';
+import { apiError, type ErrorBody, type Issue } from '../../shared/errors.ts';
 import { composeToolId, splitToolId } from '../../shared/ids.ts';
 import type { ProxySuccess } from '../../shared/schemas/agent.ts';
 import type { AppRegistry, LoadedApp } from '../apps/registry.ts';
@@ -41,6 +41,8 @@ export function authorizeAndValidate(
   principal: Principal,
   resolved: ResolvedTool,
   parameters: Record<string, unknown>,
+  /** Problems found before parsing (a `__proto__` name, which the body parser drops). */
+  earlierIssues: Issue[] = [],
 ): ErrorBody | null {
   if (!canExecute(principal.scopes, resolved.app.appId)) {
     const scope = executeScopeFor(resolved.app.appId);
@@ -49,7 +51,7 @@ export function authorizeAndValidate(
       scope,
     });
   }
-  const issues = resolved.tool.validate(parameters);
+  const issues = [...earlierIssues, ...resolved.tool.validate(parameters)];
   if (issues.length > 0) {
     return apiError('invalid_parameters', 'The parameters do not match the tool.', {
       tool_id: resolved.toolId,

@@ -12,7 +12,11 @@ import { ApiProblem } from '../../problem.ts';
 import { authenticateAgent, publicProcedure } from '../../trpc.ts';
 
 /** Key → client → rate limit, in the contract's order and in one middleware (see authenticateAgent). */
-const limitedProcedure = publicProcedure.use(async function requireAgentWithinRate({ ctx, next }) {
+const limitedProcedure = publicProcedure.use(async function requireAgentWithinRate({
+  ctx,
+  next,
+  getRawInput,
+}) {
   const agent = await authenticateAgent(ctx);
   const decision = ctx.deps.limiter.take(agent.principal.keyId ?? 'admin', ctx.deps.clock.now());
   if (!decision.ok) {
@@ -23,8 +27,19 @@ const limitedProcedure = publicProcedure.use(async function requireAgentWithinRa
       { 'retry-after': String(decision.retryAfterSeconds) },
     );
   }
-  return next({ ctx: agent });
+  // Input parsing drops an own `__proto__` key (a pollution guard); the contract still wants the
+  // unknown name reported, so look for it in the raw input.
+  const raw = (await getRawInput()) as { parameters?: unknown } | undefined;
+  const parameters = raw && typeof raw === 'object' ? raw.parameters : undefined;
+  const protoParameter =
+    parameters !== null && typeof parameters === 'object' && Object.hasOwn(parameters, '__proto__');
+  return next({ ctx: { ...agent, protoParameter } });
 });
+
+const PROTO_ISSUE = {
+  path: '/__proto__',
+  message: 'Unknown parameter "__proto__": the tool has no parameter of that name.',
+};
 
 /**
  * POST /proxyV2. Checks in the contract's order: key → client → rate limit → body shape → tool →
@@ -51,7 +66,12 @@ export const proxyProcedure = limitedProcedure
     const { deps } = ctx;
     const resolved = await resolveTool(deps.apps, input.toolId, headerValue(ctx.headers, HEADER.appId));
     if (!resolved.ok) throw new ApiProblem(resolved.body);
-    const denied = authorizeAndValidate(ctx.principal, resolved.resolved, input.parameters);
+    const denied = authorizeAndValidate(
+      ctx.principal,
+      resolved.resolved,
+      input.parameters,
+      ctx.protoParameter ? [PROTO_ISSUE] : [],
+    );
     if (denied) throw new ApiProblem(denied);
     const userId = headerValue(ctx.headers, HEADER.userId);
     const badUser = checkUserHeader(userId, resolved.resolved.app.auth.type === 'oauth2');
