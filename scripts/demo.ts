@@ -108,15 +108,7 @@ async function demo(report: Reporter, world: World): Promise<void> {
   const put = await admin.putApp(APP_ID, {
     provider: 'toolgate.demo',
     openapi: upstream.openapi,
-    auth: {
-      type: 'oauth2',
-      authorizationUrl: provider.authorizationUrl,
-      tokenUrl: provider.tokenUrl,
-      revocationUrl: provider.revocationUrl,
-      clientId: provider.clientId,
-      clientSecret: provider.clientSecret,
-      scopes: ['profile:read'],
-    },
+    auth: provider.appAuth(),
   });
   report.check(put.ok, `register app: ${put.ok ? '' : failureMessage(put)}`);
   report.detail(

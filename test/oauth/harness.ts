@@ -83,16 +83,7 @@ export async function startHarness(backend: BackendName, options: HarnessOptions
     const reply = await admin('PUT', `/admin/apps/${appId}`, {
       provider: 'toolgate.test',
       openapi: upstream.openapi,
-      auth: {
-        type: 'oauth2',
-        authorizationUrl: provider.authorizationUrl,
-        tokenUrl: provider.tokenUrl,
-        revocationUrl: provider.revocationUrl,
-        clientId: provider.clientId,
-        clientSecret: provider.clientSecret,
-        scopes: ['profile:read'],
-        ...auth,
-      },
+      auth: { ...provider.appAuth(), ...auth },
     });
     if (reply.status !== 200) throw new Error(`register app: ${reply.status} ${reply.text}`);
   };

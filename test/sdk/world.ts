@@ -63,15 +63,7 @@ export async function startWorld(backend: BackendName): Promise<World> {
   await admin('PUT', '/admin/apps/demo', {
     provider: 'toolgate.test',
     openapi: upstream.openapi,
-    auth: {
-      type: 'oauth2',
-      authorizationUrl: provider.authorizationUrl,
-      tokenUrl: provider.tokenUrl,
-      revocationUrl: provider.revocationUrl,
-      clientId: provider.clientId,
-      clientSecret: provider.clientSecret,
-      scopes: ['profile:read'],
-    },
+    auth: provider.appAuth(),
   });
   const newAgent = async (scopes: string[]): Promise<Agent> => {
     const agent = await provisionClient(server, scopes);

@@ -52,6 +52,16 @@ export interface OAuthProviderFixture {
   revocationUrl: string;
   clientId: string;
   clientSecret: string;
+  /** The `auth` of an app registration that uses this provider (CONTRACT §5). */
+  appAuth(scopes?: string[]): {
+    type: 'oauth2';
+    authorizationUrl: string;
+    tokenUrl: string;
+    revocationUrl: string;
+    clientId: string;
+    clientSecret: string;
+    scopes: string[];
+  };
   /** Token-endpoint requests by grant type (counted whatever the answer), plus revocations. */
   counts: { authorization_code: number; refresh_token: number; revocation: number };
   /** Every token, code and PKCE verifier the provider issued or received, for secret scans. */
@@ -220,6 +230,15 @@ export async function startOAuthProvider(options: OAuthProviderOptions): Promise
     revocationUrl: `${issuer}/token/revocation`,
     clientId,
     clientSecret,
+    appAuth: (scopes = ['profile:read']) => ({
+      type: 'oauth2',
+      authorizationUrl: `${issuer}/auth`,
+      tokenUrl: `${issuer}/token`,
+      revocationUrl: `${issuer}/token/revocation`,
+      clientId,
+      clientSecret,
+      scopes,
+    }),
     counts,
     secrets: () => [...seen, clientSecret],
     isAccessTokenValid: async (token) => {
