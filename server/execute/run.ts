@@ -1,4 +1,5 @@
 import { apiError, type ErrorBody } from '../../shared/errors.ts';
+import { userIdSchema } from '../../shared/ids.ts';
 import type { AppDeps } from '../context.ts';
 import { isOAuthApp } from '../oauth/provider.ts';
 import type { Credentials } from './credentials.ts';
@@ -6,7 +7,6 @@ import { serviceCredentials } from './credentials.ts';
 import { type ExecuteOutcome, type ResolvedTool, runTool } from './execute.ts';
 import { refreshRejected, userAccess } from './user-grant.ts';
 
-const USER_ID = /^[\s\S]{1,256}$/;
 const HEADER_NAME = 'X-Service-User-Id';
 
 export interface CallIdentity {
@@ -24,7 +24,9 @@ export function checkUserHeader(userId: string | undefined, required: boolean): 
   if (userId === undefined) {
     return required ? badHeader(`${HEADER_NAME} is required: this tool acts for an end user.`) : null;
   }
-  return USER_ID.test(userId) ? null : badHeader(`${HEADER_NAME} must be 1 to 256 characters.`);
+  return userIdSchema.safeParse(userId).success
+    ? null
+    : badHeader(`${HEADER_NAME} must be 1 to 256 characters.`);
 }
 
 const bearer = (accessToken: string): Credentials => ({

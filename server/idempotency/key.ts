@@ -1,7 +1,6 @@
 import { apiError, type ErrorBody } from '../../shared/errors.ts';
+import { IDEMPOTENCY_KEY_PATTERN } from '../../shared/ids.ts';
 
-/** CONTRACT §1: 1–255 printable ASCII characters (space through tilde). */
-const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
 const HEADER_NAME = 'X-Service-Idempotency-Key';
 
 /**
@@ -9,7 +8,7 @@ const HEADER_NAME = 'X-Service-Idempotency-Key';
  * Node trims the value's surrounding whitespace, so a key of spaces only arrives empty and fails.
  */
 export function checkIdempotencyKey(value: string | undefined): ErrorBody | null {
-  if (value === undefined || IDEMPOTENCY_KEY.test(value)) return null;
+  if (value === undefined || IDEMPOTENCY_KEY_PATTERN.test(value)) return null;
   const message = `${HEADER_NAME} must be 1 to 255 printable ASCII characters.`;
   return apiError('invalid_request', message, { issues: [{ path: '', message }] });
 }
