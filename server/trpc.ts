@@ -5,7 +5,7 @@ import { HEADER } from '../shared/headers.ts';
 import type { Principal } from './auth/authenticate.ts';
 import { hasScope, SCOPE } from './auth/scopes.ts';
 import { type Context, headerValue } from './context.ts';
-import { ApiProblem, issuesFromZod } from './problem.ts';
+import { ApiProblem, issuesFromZod, keyLacksScope } from './problem.ts';
 
 /** The contract body for any error leaving a procedure, whichever transport carries it. */
 export function problemBody(error: unknown): ErrorBody {
@@ -76,9 +76,7 @@ export const agentProcedure = publicProcedure.use(async function requireAgent({ 
 /** Fails with 403 rbac_denied naming the scope, the contract's answer for a missing scope. */
 export function requireScope(scopes: readonly string[], scope: string): void {
   if (!hasScope(scopes, scope)) {
-    throw new ApiProblem(
-      apiError('rbac_denied', `This API key lacks the scope ${scope}.`, { reason: 'scope_missing', scope }),
-    );
+    throw new ApiProblem(keyLacksScope(scope));
   }
 }
 

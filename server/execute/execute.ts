@@ -5,6 +5,7 @@ import type { AppRegistry, LoadedApp } from '../apps/registry.ts';
 import type { Principal } from '../auth/authenticate.ts';
 import { canExecute, executeScopeFor } from '../auth/scopes.ts';
 import type { CompiledTool } from '../catalog/catalog.ts';
+import { keyLacksScope } from '../problem.ts';
 import type { Credentials } from './credentials.ts';
 import { callUpstream, toData } from './upstream.ts';
 
@@ -45,11 +46,7 @@ export function authorizeAndValidate(
   earlierIssues: Issue[] = [],
 ): ErrorBody | null {
   if (!canExecute(principal.scopes, resolved.app.appId)) {
-    const scope = executeScopeFor(resolved.app.appId);
-    return apiError('rbac_denied', `This API key lacks the scope ${scope}.`, {
-      reason: 'scope_missing',
-      scope,
-    });
+    return keyLacksScope(executeScopeFor(resolved.app.appId));
   }
   const issues = [...earlierIssues, ...resolved.tool.validate(parameters)];
   if (issues.length > 0) {

@@ -1,7 +1,8 @@
-import { apiError, type ErrorBody } from '../../shared/errors.ts';
+import type { ErrorBody } from '../../shared/errors.ts';
 import { userIdSchema } from '../../shared/ids.ts';
 import type { AppDeps } from '../context.ts';
 import { isOAuthApp } from '../oauth/provider.ts';
+import { badHeader } from '../problem.ts';
 import type { Credentials } from './credentials.ts';
 import { serviceCredentials } from './credentials.ts';
 import { type ExecuteOutcome, type ResolvedTool, runTool } from './execute.ts';
@@ -13,10 +14,6 @@ export interface CallIdentity {
   clientId: string;
   /** X-Service-User-Id as sent (undefined when absent). */
   userId: string | undefined;
-}
-
-function badHeader(message: string): ErrorBody {
-  return apiError('invalid_request', message, { issues: [{ path: '', message }] });
 }
 
 /** X-Service-User-Id: absent is fine unless the tool needs a user; present must be 1–256 chars. */

@@ -4,8 +4,6 @@ import { expiresSoon, findGrant, type GrantKey, openTokens } from '../oauth/gran
 import type { OAuthApp } from '../oauth/provider.ts';
 import { type RefreshOutcome, refreshGrant } from '../oauth/refresh.ts';
 
-export { connectionContext, type TokenSet } from '../oauth/grants.ts';
-
 /** A usable access token, and whether this call already refreshed it (then a 401 is not retried). */
 export type UserAccess =
   | { ok: true; accessToken: string; refreshed: boolean }

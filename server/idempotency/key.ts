@@ -1,5 +1,6 @@
-import { apiError, type ErrorBody } from '../../shared/errors.ts';
+import type { ErrorBody } from '../../shared/errors.ts';
 import { IDEMPOTENCY_KEY_PATTERN } from '../../shared/ids.ts';
+import { badHeader } from '../problem.ts';
 
 const HEADER_NAME = 'X-Service-Idempotency-Key';
 
@@ -9,6 +10,5 @@ const HEADER_NAME = 'X-Service-Idempotency-Key';
  */
 export function checkIdempotencyKey(value: string | undefined): ErrorBody | null {
   if (value === undefined || IDEMPOTENCY_KEY_PATTERN.test(value)) return null;
-  const message = `${HEADER_NAME} must be 1 to 255 printable ASCII characters.`;
-  return apiError('invalid_request', message, { issues: [{ path: '', message }] });
+  return badHeader(`${HEADER_NAME} must be 1 to 255 printable ASCII characters.`);
 }

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { connectionContext } from '../../server/execute/user-grant.ts';
+import { connectionContext } from '../../server/oauth/grants.ts';
 import { describeBackends } from '../support/db.ts';
 import { provisionClient, startServer, type TestServer } from '../support/server.ts';
 import { startUpstream, type Upstream } from '../support/upstream.ts';
