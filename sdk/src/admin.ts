@@ -18,6 +18,7 @@ import {
 import {
   assertHttpUrl,
   assertObject,
+  assertOptionalFunction,
   assertOptionalMs,
   assertOptionalString,
   assertString,
@@ -66,9 +67,7 @@ export class ToolgateAdmin {
     assertHttpUrl(options.baseUrl, 'options.baseUrl');
     assertString(options.adminKey, 'options.adminKey');
     assertOptionalMs(options.timeoutMs, 'options.timeoutMs');
-    if (options.fetch !== undefined && typeof options.fetch !== 'function') {
-      throw new ToolgateArgumentError('options.fetch must be a function', 'ERR_INVALID_ARG_TYPE');
-    }
+    assertOptionalFunction(options.fetch, 'options.fetch');
     this.baseUrl = options.baseUrl;
     this.#transport = new Transport({
       baseUrl: options.baseUrl,

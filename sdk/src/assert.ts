@@ -51,6 +51,11 @@ export function assertFunction(
   }
 }
 
+/** {@link assertFunction}, with `undefined` passing. */
+export function assertOptionalFunction(value: unknown, label: string): void {
+  if (value !== undefined) assertFunction(value, label);
+}
+
 /** A whole number of milliseconds within [min, max]; `undefined` passes. */
 export function assertOptionalMs(value: unknown, label: string, min = 0, max = 2 ** 31 - 1): void {
   if (value === undefined) return;

@@ -15,6 +15,7 @@ import {
 import {
   assertHttpUrl,
   assertObject,
+  assertOptionalFunction,
   assertOptionalMs,
   assertOptionalSignal,
   assertOptionalString,
@@ -127,9 +128,7 @@ export class Toolgate {
     assertString(options.clientId, 'options.clientId');
     assertOptionalString(options.userId, 'options.userId');
     assertOptionalMs(options.timeoutMs, 'options.timeoutMs');
-    if (options.fetch !== undefined && typeof options.fetch !== 'function') {
-      throw new ToolgateArgumentError('options.fetch must be a function', 'ERR_INVALID_ARG_TYPE');
-    }
+    assertOptionalFunction(options.fetch, 'options.fetch');
     this.baseUrl = options.baseUrl;
     this.clientId = options.clientId;
     this.userId = options.userId;

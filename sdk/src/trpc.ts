@@ -10,9 +10,9 @@ import { HEADER } from '../../shared/headers.ts';
 import {
   assertHttpUrl,
   assertObject,
+  assertOptionalFunction,
   assertOptionalString,
   assertString,
-  ToolgateArgumentError,
 } from './assert.ts';
 import { isErrorBody } from './results.ts';
 import type { AppRouter } from './router.ts';
@@ -54,9 +54,7 @@ export function createTrpcClient(options: TrpcClientOptions): TRPCClient<AppRout
   assertString(options.apiKey, 'options.apiKey');
   assertOptionalString(options.clientId, 'options.clientId');
   assertOptionalString(options.userId, 'options.userId');
-  if (options.fetch !== undefined && typeof options.fetch !== 'function') {
-    throw new ToolgateArgumentError('options.fetch must be a function', 'ERR_INVALID_ARG_TYPE');
-  }
+  assertOptionalFunction(options.fetch, 'options.fetch');
   const fixed: Record<string, string> = { authorization: `Bearer ${options.apiKey}` };
   if (options.clientId) fixed[HEADER.clientId] = options.clientId;
   if (options.userId) fixed[HEADER.userId] = options.userId;
