@@ -5,7 +5,7 @@ import { AppRegistry } from './apps/registry.ts';
 import { ApiKeyVerifier } from './auth/authenticate.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { type Config, LIMITS } from './config.ts';
-import type { AppDeps } from './context.ts';
+import type { AppDeps } from './deps.ts';
 import { createEnvelope, createKms } from './crypto/envelope.ts';
 import { openDatabase } from './db/database.ts';
 import { SlidingWindowLimiter } from './execute/rate-limit.ts';

@@ -1,6 +1,6 @@
 import type { ErrorBody } from '../../shared/errors.ts';
 import { userIdSchema } from '../../shared/ids.ts';
-import type { AppDeps } from '../context.ts';
+import type { AppDeps } from '../deps.ts';
 import { isOAuthApp } from '../oauth/provider.ts';
 import { badHeader } from '../problem.ts';
 import type { Credentials } from './credentials.ts';

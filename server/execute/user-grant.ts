@@ -1,5 +1,5 @@
 import { apiError, type ErrorBody } from '../../shared/errors.ts';
-import type { AppDeps } from '../context.ts';
+import type { AppDeps } from '../deps.ts';
 import { expiresSoon, findGrant, type GrantKey, openTokens } from '../oauth/grants.ts';
 import type { OAuthApp } from '../oauth/provider.ts';
 import { type RefreshOutcome, refreshGrant } from '../oauth/refresh.ts';

@@ -2,7 +2,7 @@ import * as oidc from 'openid-client';
 import type { Logger } from 'pino';
 import { apiError, type ErrorBody } from '../../shared/errors.ts';
 import { isRegisteredRedirectUri } from '../admin/redirect-uris.ts';
-import type { AppDeps } from '../context.ts';
+import type { AppDeps } from '../deps.ts';
 import { expiryFrom, saveGrant } from './grants.ts';
 import { callProvider, isOAuthApp, issuerMatches, parseScope } from './provider.ts';
 import { redirectWith } from './redirect.ts';

@@ -4,7 +4,7 @@ import type { InitiateOAuthAnswer, InitiateOAuthInput } from '../../shared/schem
 import { isRegisteredRedirectUri } from '../admin/redirect-uris.ts';
 import { randomId } from '../auth/api-keys.ts';
 import { LIMITS } from '../config.ts';
-import type { AppDeps } from '../context.ts';
+import type { AppDeps } from '../deps.ts';
 import { isOAuthApp, providerConfiguration } from './provider.ts';
 import { callbackUrl, hashState, pruneStates, verifierContext } from './state.ts';
 

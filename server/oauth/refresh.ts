@@ -1,5 +1,5 @@
 import * as oidc from 'openid-client';
-import type { AppDeps } from '../context.ts';
+import type { AppDeps } from '../deps.ts';
 import type { PrismaClient } from '../db/generated/client.ts';
 import {
   expiresSoon,

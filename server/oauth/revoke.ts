@@ -1,5 +1,5 @@
 import * as oidc from 'openid-client';
-import type { AppDeps } from '../context.ts';
+import type { AppDeps } from '../deps.ts';
 import { deleteGrant, findGrant, type GrantKey, lockGrant, openTokens } from './grants.ts';
 import { callProvider, isOAuthApp } from './provider.ts';
 

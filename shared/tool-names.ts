@@ -1,0 +1,54 @@
+import { composeToolId } from './ids.ts';
+
+/**
+ * Tool-name rules, one place for the server, MCP and the SDK adapters. No Node imports: the MCP
+ * name needs SHA-256, which callers pass in as `sha256Hex`, so the SDK can use this file anywhere.
+ */
+
+const OUTSIDE = /[^A-Za-z0-9_.-]+/g;
+const LEADING = /^[^A-Za-z0-9]+/;
+const TOOL_NAME_MAX = 128;
+
+/**
+ * A tool's name from an operationId (CONTRACT §5): each run of characters outside
+ * `[A-Za-z0-9_.-]` becomes `_`, leading characters other than letters and digits are removed,
+ * the result is cut to 128 characters. `''` when nothing is left.
+ *
+ * @example toolNameFrom('meta/root') // 'meta_root'
+ */
+export function toolNameFrom(operationId: string): string {
+  return operationId.replace(OUTSIDE, '_').replace(LEADING, '').slice(0, TOOL_NAME_MAX);
+}
+
+/**
+ * The name of an operation without an operationId: lower-case method and the path's non-empty
+ * segments, braces removed, joined by `_`, then {@link toolNameFrom}.
+ *
+ * @example toolNameFromPath('get', '/v1/items/{id}') // 'get_v1_items_id'
+ */
+export function toolNameFromPath(method: string, path: string): string {
+  const segments = path
+    .split('/')
+    .map((s) => s.replace(/[{}]/g, ''))
+    .filter((s) => s.length > 0);
+  return toolNameFrom([method.toLowerCase(), ...segments].join('_'));
+}
+
+/** Separator of an MCP / framework tool name: `<appId>__<toolName>` (CONTRACT §9). */
+export const MODEL_TOOL_SEPARATOR = '__';
+/** Function names accepted by OpenAI, Anthropic and MCP clients alike. */
+export const MODEL_TOOL_NAME_MAX = 64;
+const HASHED_PREFIX = 55;
+
+/**
+ * The name a model sees for `<appId>:::<toolName>` (MCP `tools/list`, SDK adapters):
+ * `<appId>__<toolName>` when at most 64 characters; otherwise its first 55 characters, `_`, and the
+ * first 8 hex digits of the SHA-256 of the composite id. Stable across servers and restarts.
+ *
+ * @param sha256Hex the hex SHA-256 of a UTF-8 string (node:crypto in the server, Web Crypto elsewhere)
+ */
+export function modelToolName(appId: string, toolName: string, sha256Hex: (text: string) => string): string {
+  const plain = `${appId}${MODEL_TOOL_SEPARATOR}${toolName}`;
+  if (plain.length <= MODEL_TOOL_NAME_MAX) return plain;
+  return `${plain.slice(0, HASHED_PREFIX)}_${sha256Hex(composeToolId(appId, toolName)).slice(0, 8)}`;
+}
