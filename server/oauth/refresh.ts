@@ -1,6 +1,6 @@
 import * as oidc from 'openid-client';
-import type { AppDeps } from '../deps.ts';
 import type { PrismaClient } from '../db/generated/client.ts';
+import type { AppDeps } from '../deps.ts';
 import {
   expiresSoon,
   expiryFrom,
