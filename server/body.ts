@@ -1,8 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 
-export type BodyOutcome =
-  | { ok: true; value: unknown }
-  | { ok: false; error: 'payload_too_large' | 'unsupported_media_type' | 'malformed_json' };
+export type BodyFailure = 'payload_too_large' | 'unsupported_media_type' | 'malformed_json' | 'too_deep';
+
+export type BodyOutcome = { ok: true; value: unknown } | { ok: false; error: BodyFailure };
+
+/** CONTRACT §6: JSON nested deeper than this is refused (400) before anything walks it. */
+export const MAX_JSON_DEPTH = 128;
 
 /** `application/json`, with or without parameters such as charset. */
 export function isJsonMediaType(contentType: string | undefined): boolean {
@@ -41,11 +44,44 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
     chunks.push(chunk);
   }
   if (size === 0) return { ok: false, error: 'malformed_json' };
+  return parseJson(Buffer.concat(chunks, size).toString('utf8'));
+}
+
+/**
+ * JSON text → value, refusing nesting deeper than MAX_JSON_DEPTH. The depth is counted on the
+ * text in one pass without recursion, so a body of 100,000 brackets costs a scan, not a stack:
+ * every later walk (validation, fingerprints, request building) may then recurse safely.
+ */
+export function parseJson(text: string): BodyOutcome {
+  if (jsonDepth(text) > MAX_JSON_DEPTH) return { ok: false, error: 'too_deep' };
   try {
-    return { ok: true, value: JSON.parse(Buffer.concat(chunks, size).toString('utf8')) };
+    return { ok: true, value: JSON.parse(text) };
   } catch {
     return { ok: false, error: 'malformed_json' };
   }
+}
+
+/** The deepest bracket nesting of a JSON text (strings skipped); stops counting past the limit. */
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i += 1; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      depth += 1;
+      if (depth > deepest) {
+        deepest = depth;
+        if (deepest > MAX_JSON_DEPTH) return deepest;
+      }
+    } else if (c === 0x5d || c === 0x7d) depth -= 1;
+  }
+  return deepest;
 }
 
 function drain(req: IncomingMessage, limit: number): void {

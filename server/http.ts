@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
-import { apiError, type ErrorBody, statusOf } from '../shared/errors.ts';
+import { apiError } from '../shared/errors.ts';
 import { HEADER } from '../shared/headers.ts';
-import { readJsonBody } from './body.ts';
 import { createContextInner } from './context.ts';
 import type { AppDeps } from './deps.ts';
 import { renderDocs } from './docs.ts';
@@ -11,47 +10,25 @@ import type { Metrics } from './metrics.ts';
 import { handleOAuthCallback } from './oauth/callback.ts';
 import { CALLBACK_PATH } from './oauth/state.ts';
 import { buildOpenApiDocument } from './openapi.ts';
-import { ApiProblem } from './problem.ts';
-import { collectRoutes, matchRoute, routeInput } from './rest.ts';
+import { sendError, sendJson } from './respond.ts';
+import { procedureRoutes } from './rest.ts';
+import { createRouteTable, parseTarget, type RouteEntry } from './route-table.ts';
 import { appRouter } from './routers/_app.ts';
 import { createCallerFactory, problemBody } from './trpc.ts';
 
+export { sendError, sendJson } from './respond.ts';
+
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const createCaller = createCallerFactory(appRouter);
-const routes = collectRoutes(appRouter);
-
-type Handler = (
-  req: IncomingMessage,
-  res: ServerResponse,
-  url: URL,
-  requestId: string,
-  startedAt: number,
-) => Promise<string>;
-
-export function sendJson(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
-  const payload = JSON.stringify(body);
-  res.writeHead(status, {
-    ...headers,
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(payload),
-  });
-  res.end(payload);
-}
-
-export function sendError(res: ServerResponse, body: ErrorBody, headers: Record<string, string> = {}): void {
-  sendJson(res, statusOf(body.error), body, headers);
-}
+const TRPC_PREFIX = '/trpc/';
 
 /**
- * One node:http server for everything: tRPC under /trpc, the REST routes of the procedures,
- * and the operational paths. Every answer carries X-Request-Id; every error is the contract's body.
+ * The server's ONE route table (server/route-table.ts): the REST routes of the procedures, tRPC
+ * under /trpc, the OAuth callback and the operational paths. To add a path, add an entry here;
+ * 404, 405 + Allow and HEAD come from the table. An entry that /openapi.json describes says
+ * `documented: true` (a test holds the two to each other).
  */
-export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
+export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
   const { config, logger } = deps;
   let openapi: { json: string; docs: string } | undefined;
   const documents = () => {
@@ -62,15 +39,36 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
     return openapi;
   };
 
-  const fixed: Record<string, Record<string, Handler>> = {
-    '/healthz': {
-      GET: async (_req, res) => {
-        sendJson(res, 200, { ok: true });
-        return '/healthz';
+  async function handleTrpc(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    requestId: string,
+  ): Promise<void> {
+    await nodeHTTPRequestHandler({
+      req,
+      res,
+      router: appRouter,
+      path: path.slice(TRPC_PREFIX.length),
+      maxBodySize: config.maxBodyBytes,
+      createContext: () => createContextInner(deps, { requestId, headers: req.headers }),
+      onError: ({ error, path }) => {
+        if (problemBody(error).error === 'internal_error')
+          logger.error({ err: error, requestId, path }, 'trpc failure');
       },
+    });
+  }
+
+  const routes: RouteEntry[] = [
+    {
+      method: 'GET',
+      path: '/healthz',
+      handle: async (_req, res) => sendJson(res, 200, { ok: true }),
     },
-    '/readyz': {
-      GET: async (_req, res) => {
+    {
+      method: 'GET',
+      path: '/readyz',
+      handle: async (_req, res) => {
         try {
           await deps.db.ping();
           sendJson(res, 200, { ok: true });
@@ -78,28 +76,41 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
           logger.warn({ err: error }, 'readiness check failed');
           sendJson(res, 503, { ok: false });
         }
-        return '/readyz';
       },
     },
-    '/metrics': {
-      GET: async (_req, res) => {
+    {
+      method: 'GET',
+      path: '/metrics',
+      handle: async (_req, res) => {
         const text = await metrics.registry.metrics();
         res.writeHead(200, { 'content-type': metrics.registry.contentType });
         res.end(text);
-        return '/metrics';
       },
     },
-    '/openapi.json': {
-      GET: async (_req, res) => {
-        const body = documents().json;
+    {
+      method: 'GET',
+      path: '/openapi.json',
+      handle: async (_req, res) => {
         res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
-        res.end(body);
-        return '/openapi.json';
+        res.end(documents().json);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/docs',
+      handle: async (_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+        res.end(documents().docs);
       },
     },
     // Not a procedure: it answers 302 to the client's registered URI (or 400 state_invalid).
-    [CALLBACK_PATH]: {
-      GET: async (req, res, url, requestId) => {
+    // No HEAD: a GET spends the state.
+    {
+      method: 'GET',
+      path: CALLBACK_PATH,
+      head: false,
+      documented: true,
+      handle: async (req, res, url, requestId) => {
         req.resume();
         const outcome = await handleOAuthCallback(deps, url.searchParams, logger.child({ requestId }));
         const headers = { 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' };
@@ -108,125 +119,37 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
           res.writeHead(302, { ...headers, location: outcome.location, 'content-length': '0' });
           res.end();
         }
-        return CALLBACK_PATH;
       },
     },
-    '/docs': {
-      GET: async (_req, res) => {
-        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-        res.end(documents().docs);
-        return '/docs';
-      },
+    // tRPC answers every method itself (its own 405 for a query sent as POST, and so on).
+    {
+      method: '*',
+      path: `${TRPC_PREFIX}{procedure}`,
+      handle: (req, res, _url, requestId, _startedAt, request) =>
+        handleTrpc(req, res, request.path, requestId),
     },
-  };
+    ...procedureRoutes(deps, appRouter, {
+      createCaller: (ctx) => createCaller(ctx),
+      bodyLimit: () => config.maxBodyBytes,
+    }),
+  ];
+  return routes;
+}
 
-  async function handleTrpc(
-    req: IncomingMessage,
-    res: ServerResponse,
-    url: URL,
-    requestId: string,
-  ): Promise<string> {
-    await nodeHTTPRequestHandler({
-      req,
-      res,
-      router: appRouter,
-      path: url.pathname.slice('/trpc/'.length),
-      maxBodySize: config.maxBodyBytes,
-      createContext: () => createContextInner(deps, { requestId, headers: req.headers }),
-      onError: ({ error, path }) => {
-        if (problemBody(error).error === 'internal_error')
-          logger.error({ err: error, requestId, path }, 'trpc failure');
-      },
-    });
-    return '/trpc';
-  }
-
-  async function handleRest(
-    req: IncomingMessage,
-    res: ServerResponse,
-    url: URL,
-    requestId: string,
-    startedAt: number,
-  ): Promise<string> {
-    const method = req.method ?? 'GET';
-    const match = matchRoute(routes, method, url.pathname);
-    if (match.kind === 'none') {
-      sendError(res, apiError('not_found', 'No such path.'));
-      return 'unknown';
-    }
-    if (match.kind === 'bad_path') {
-      sendError(
-        res,
-        apiError('invalid_request', 'The path is not valid percent-encoding.', {
-          issues: [{ path: '', message: 'Malformed path.' }],
-        }),
-      );
-      return 'unknown';
-    }
-    if (match.kind === 'method_not_allowed') {
-      sendError(res, apiError('method_not_allowed', `${method} is not allowed on this path.`), {
-        allow: match.allow.join(', '),
-      });
-      return match.template;
-    }
-    const { route, params } = match;
-    let body: unknown;
-    if (route.usesBody) {
-      const read = await readJsonBody(req, config.maxBodyBytes);
-      if (!read.ok) {
-        if (read.error === 'payload_too_large') {
-          sendError(
-            res,
-            apiError('payload_too_large', `The body is larger than ${config.maxBodyBytes} bytes.`, {
-              limit: config.maxBodyBytes,
-            }),
-            { connection: 'close' },
-          );
-        } else if (read.error === 'unsupported_media_type') {
-          sendError(res, apiError('unsupported_media_type', 'The body must be application/json.'));
-        } else {
-          sendError(
-            res,
-            apiError('invalid_request', 'The body is not valid JSON.', {
-              issues: [{ path: '', message: 'Malformed JSON.' }],
-            }),
-          );
-        }
-        return route.template;
-      }
-      body = read.value;
-    } else {
-      req.resume();
-    }
-
-    const ctx = createContextInner(deps, { requestId, headers: req.headers, startedAt });
-    const caller = createCaller(ctx) as unknown as Record<string, unknown>;
-    const call = route.procedurePath
-      .split('.')
-      .reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], caller) as (
-      input: unknown,
-    ) => Promise<unknown>;
-    try {
-      const output = await call(routeInput(route, params, url, body));
-      sendJson(res, ctx.response.status ?? 200, output, ctx.response.headers);
-    } catch (error) {
-      const problem = problemBody(error);
-      if (problem.error === 'internal_error')
-        ctx.log.error({ err: error, route: route.template }, 'request failed');
-      sendError(res, problem, error instanceof ApiProblem ? error.headers : {});
-    }
-    return route.template;
-  }
+/** One node:http server for everything. Every answer carries X-Request-Id; every error is the contract's body. */
+export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
+  const { logger } = deps;
+  const table = createRouteTable(createRoutes(deps, metrics));
 
   const server = createServer({ keepAliveTimeout: 5_000 }, (req, res) => {
     const started = performance.now();
     const incoming = req.headers[HEADER.requestId];
     const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('x-request-id', requestId);
-    let url: URL;
-    try {
-      url = new URL(req.url ?? '/', 'http://localhost');
-    } catch {
+    const method = req.method ?? 'GET';
+    const target = parseTarget(req.url ?? '/');
+    if (!target) {
+      req.resume();
       sendError(
         res,
         apiError('invalid_request', 'The request target is malformed.', {
@@ -235,26 +158,46 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
       );
       return;
     }
-    const method = req.method ?? 'GET';
-    const fixedRoute = fixed[url.pathname];
-    let work: Promise<string>;
-    if (fixedRoute) {
-      // HEAD is GET without a body, except on the callback, where a GET spends the state.
-      const handler =
-        fixedRoute[method] ??
-        (method === 'HEAD' && url.pathname !== CALLBACK_PATH ? fixedRoute.GET : undefined);
-      if (handler) {
-        work = handler(req, res, url, requestId, started);
-      } else {
-        sendError(res, apiError('method_not_allowed', `${method} is not allowed on this path.`), {
-          allow: Object.keys(fixedRoute).join(', '),
-        });
-        work = Promise.resolve(url.pathname);
+    let route = 'unknown';
+    let work: Promise<unknown>;
+    const match = table.match(method, target.path);
+    switch (match.kind) {
+      case 'found': {
+        route = match.route.path;
+        const request = {
+          url: target.url,
+          path: target.path,
+          params: match.params,
+          requestId,
+          startedAt: started,
+        };
+        work = match.route.handle(req, res, target.url, requestId, started, request);
+        break;
       }
-    } else if (url.pathname.startsWith('/trpc/')) {
-      work = handleTrpc(req, res, url, requestId);
-    } else {
-      work = handleRest(req, res, url, requestId, started);
+      case 'method_not_allowed':
+        route = match.template;
+        req.resume();
+        sendError(res, apiError('method_not_allowed', `${method} is not allowed on this path.`), {
+          allow: match.allow.join(', '),
+        });
+        work = Promise.resolve();
+        break;
+      case 'bad_path':
+        route = match.template;
+        req.resume();
+        sendError(
+          res,
+          apiError('invalid_request', 'The path is not valid percent-encoding.', {
+            issues: [{ path: '', message: 'Malformed path.' }],
+          }),
+        );
+        work = Promise.resolve();
+        break;
+      case 'none':
+        req.resume();
+        sendError(res, apiError('not_found', 'No such path.'));
+        work = Promise.resolve();
+        break;
     }
     work
       .catch((error: unknown) => {
@@ -262,13 +205,12 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
         if (!res.headersSent)
           sendError(res, apiError('internal_error', 'The server failed to handle this request.'));
         else res.destroy();
-        return 'unknown';
       })
-      .then((route) => {
+      .then(() => {
         const seconds = (performance.now() - started) / 1000;
         metrics.observe(route, method, res.statusCode, seconds);
         logger.info(
-          { requestId, method, path: url.pathname, status: res.statusCode, ms: Math.round(seconds * 1000) },
+          { requestId, method, path: target.path, status: res.statusCode, ms: Math.round(seconds * 1000) },
           'request',
         );
       });

@@ -1,81 +1,137 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AnyRouter } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
+import { apiError, type ErrorBody } from '../shared/errors.ts';
+import { type BodyFailure, readJsonBody } from './body.ts';
+import { createContextInner } from './context.ts';
+import type { AppDeps } from './deps.ts';
+import { ApiProblem } from './problem.ts';
+import { sendError, sendJson } from './respond.ts';
+import type { RouteEntry } from './route-table.ts';
+import { problemBody } from './trpc.ts';
 
 /**
- * The REST face of the router: every procedure with `meta.openapi` is a route, exactly as
- * trpc-to-openapi documents it in /openapi.json. We dispatch ourselves (instead of
- * trpc-to-openapi's handler) because the contract fixes every status and every byte of the error
- * bodies, including 405, 413, 415 and input errors, which that handler shapes its own way.
+ * The REST face of the router: every procedure with `meta.openapi` is an entry of the server's
+ * route table, exactly as trpc-to-openapi documents it in /openapi.json. We dispatch ourselves
+ * (instead of trpc-to-openapi's handler) because the contract fixes every status and every byte
+ * of the error bodies, including 413, 415 and input errors, which that handler shapes its own way.
  */
 
-export interface Route {
+export interface ProcedureRoute {
   method: string;
   template: string;
   procedurePath: string;
-  paramNames: string[];
-  regex: RegExp;
   /** true when input comes from a JSON body, false when from the query string. */
   usesBody: boolean;
 }
 
-export type RouteMatch =
-  | { kind: 'found'; route: Route; params: Record<string, string> }
-  | { kind: 'method_not_allowed'; allow: string[]; template: string }
-  | { kind: 'bad_path' }
-  | { kind: 'none' };
-
-export function collectRoutes(router: AnyRouter): Route[] {
-  const routes: Route[] = [];
+export function collectRoutes(router: AnyRouter): ProcedureRoute[] {
+  const routes: ProcedureRoute[] = [];
   for (const [procedurePath, procedure] of Object.entries(router._def.procedures)) {
     const openapi = (procedure as { _def: { meta?: OpenApiMeta } })._def.meta?.openapi;
     if (!openapi?.path || openapi.enabled === false) continue;
-    const paramNames = [...openapi.path.matchAll(/\{(.+?)\}/g)].map((m) => m[1] as string);
-    const pattern = openapi.path
-      .split(/\{.+?\}/)
-      .map((literal) => literal.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-      .join('([^/]+)');
     routes.push({
       method: openapi.method,
       template: openapi.path,
       procedurePath,
-      paramNames,
-      regex: new RegExp(`^${pattern}$`),
       usesBody: openapi.method === 'POST' || openapi.method === 'PUT' || openapi.method === 'PATCH',
     });
   }
-  // Literal routes before templated ones, so `/admin/apps` never reads as `/admin/{x}`.
-  return routes.sort((a, b) => a.paramNames.length - b.paramNames.length);
+  return routes;
 }
 
-export function matchRoute(routes: readonly Route[], method: string, pathname: string): RouteMatch {
-  const path = pathname.length > 1 ? pathname.replace(/\/+$/, '') : pathname;
-  const allow: string[] = [];
-  let template = '';
-  for (const route of routes) {
-    const m = route.regex.exec(path);
-    if (!m) continue;
-    if (route.method !== method && !(method === 'HEAD' && route.method === 'GET')) {
-      allow.push(route.method);
-      template ||= route.template;
-      continue;
-    }
-    const params: Record<string, string> = {};
-    try {
-      route.paramNames.forEach((name, i) => {
-        params[name] = decodeURIComponent(m[i + 1] as string);
+/** The contract body for a body that could not be read. */
+export function bodyFailure(failure: BodyFailure, limit: number): ErrorBody {
+  switch (failure) {
+    case 'payload_too_large':
+      return apiError('payload_too_large', `The body is larger than ${limit} bytes.`, { limit });
+    case 'unsupported_media_type':
+      return apiError('unsupported_media_type', 'The body must be application/json.');
+    case 'too_deep':
+      return apiError('invalid_request', 'The body is nested too deeply.', {
+        issues: [{ path: '', message: 'JSON nested deeper than 128 levels.' }],
       });
-    } catch {
-      return { kind: 'bad_path' };
-    }
-    return { kind: 'found', route, params };
+    case 'malformed_json':
+      return apiError('invalid_request', 'The body is not valid JSON.', {
+        issues: [{ path: '', message: 'Malformed JSON.' }],
+      });
   }
-  return allow.length > 0
-    ? { kind: 'method_not_allowed', allow: [...new Set(allow)], template }
-    : { kind: 'none' };
+}
+
+export interface ProcedureRouteOptions {
+  /** The caller of the router (tRPC's createCaller applied to a context). */
+  createCaller: (ctx: ReturnType<typeof createContextInner>) => unknown;
+  /** The body limit of a route (PUT of a whole document may allow more than MAX_BODY_BYTES). */
+  bodyLimit: (route: ProcedureRoute) => number;
+}
+
+/** The route-table entries of the router's REST routes. */
+export function procedureRoutes(
+  deps: AppDeps,
+  router: AnyRouter,
+  options: ProcedureRouteOptions,
+): RouteEntry[] {
+  return collectRoutes(router).map((route) => ({
+    method: route.method,
+    path: route.template,
+    documented: true,
+    handle: (req, res, _url, _requestId, _startedAt, request) =>
+      handleProcedure(deps, options, route, req, res, request),
+  }));
+}
+
+async function handleProcedure(
+  deps: AppDeps,
+  options: ProcedureRouteOptions,
+  route: ProcedureRoute,
+  req: IncomingMessage,
+  res: ServerResponse,
+  request: { url: URL; params: Record<string, string>; requestId: string; startedAt: number },
+): Promise<void> {
+  let body: unknown;
+  if (route.usesBody) {
+    const limit = options.bodyLimit(route);
+    const read = await readJsonBody(req, limit);
+    if (!read.ok) {
+      const headers: Record<string, string> =
+        read.error === 'payload_too_large' ? { connection: 'close' } : {};
+      sendError(res, bodyFailure(read.error, limit), headers);
+      return;
+    }
+    body = read.value;
+  } else {
+    req.resume();
+  }
+
+  const ctx = createContextInner(deps, {
+    requestId: request.requestId,
+    headers: req.headers,
+    startedAt: request.startedAt,
+  });
+  const caller = options.createCaller(ctx) as Record<string, unknown>;
+  const call = route.procedurePath
+    .split('.')
+    .reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], caller) as (
+    input: unknown,
+  ) => Promise<unknown>;
+  try {
+    const output = await call(routeInput(route, request.params, request.url, body));
+    sendJson(res, ctx.response.status ?? 200, output, ctx.response.headers);
+  } catch (error) {
+    const problem = problemBody(error);
+    if (problem.error === 'internal_error')
+      ctx.log.error({ err: error, route: route.template }, 'request failed');
+    sendError(res, problem, error instanceof ApiProblem ? error.headers : {});
+  }
 }
 
 /** The procedure's input: query (first value of each name) or JSON body, with path parameters on top. */
-export function routeInput(route: Route, params: Record<string, string>, url: URL, body: unknown): unknown {
+export function routeInput(
+  route: ProcedureRoute,
+  params: Record<string, string>,
+  url: URL,
+  body: unknown,
+): unknown {
   if (route.usesBody) {
     if (body === undefined) return { ...params };
     if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;

@@ -1,0 +1,136 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/**
+ * The server's one route table: every path the server answers (REST procedures, tRPC, MCP, the
+ * OAuth callback, docs, health) is an entry here, and one matcher decides 404, 405 (with Allow)
+ * and HEAD for all of them.
+ *
+ * Paths are matched on the request target read as a path, byte for byte: no dot-segment removal,
+ * no trailing-slash folding, no authority (`//x/proxyV2` is the path `//x/proxyV2`, not
+ * `/proxyV2`). A `{name}` placeholder matches one non-empty segment, percent-decoded.
+ */
+
+export interface RouteRequest {
+  /** The query (and the path, as a URL) of the request; route on `path`, never on `url.pathname`. */
+  url: URL;
+  /** The request target's path, as sent. */
+  path: string;
+  params: Record<string, string>;
+  requestId: string;
+  /** performance.now() at arrival. */
+  startedAt: number;
+}
+
+/**
+ * Answers one request. The positional form `(req, res, url, requestId, startedAt)` is kept so a
+ * handler written for it drops in; anything it returns is ignored (metrics use the template).
+ */
+export type RouteHandler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  requestId: string,
+  startedAt: number,
+  request: RouteRequest,
+) => Promise<unknown>;
+
+export interface RouteEntry {
+  /** An HTTP method, or `*` for a handler that answers every method itself (tRPC). */
+  method: string;
+  /** A literal path or a template such as `/admin/clients/{clientId}/api-keys`. */
+  path: string;
+  handle: RouteHandler;
+  /** A GET route answers HEAD too (without a body) unless this is false (e.g. the OAuth callback). */
+  head?: boolean;
+  /** true when /openapi.json describes this operation (the procedures' REST routes, the callback). */
+  documented?: boolean;
+}
+
+export type RouteMatch =
+  | { kind: 'found'; route: RouteEntry; params: Record<string, string> }
+  | { kind: 'method_not_allowed'; allow: string[]; template: string }
+  | { kind: 'bad_path'; template: string }
+  | { kind: 'none' };
+
+interface Compiled {
+  entry: RouteEntry;
+  regex: RegExp;
+  paramNames: string[];
+}
+
+export interface RouteTable {
+  match(method: string, path: string): RouteMatch;
+  /** Every (method, template) the table dispatches, in table order. */
+  operations(): Array<{ method: string; path: string; documented: boolean }>;
+}
+
+function compile(entry: RouteEntry): Compiled {
+  const paramNames = [...entry.path.matchAll(/\{(.+?)\}/g)].map((m) => m[1] as string);
+  const pattern = entry.path
+    .split(/\{.+?\}/)
+    .map((literal) => literal.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('([^/]+)');
+  return { entry, regex: new RegExp(`^${pattern}$`), paramNames };
+}
+
+/** Builds the table. Literal paths are tried before templated ones, so `/admin/apps` never reads as `/admin/{x}`. */
+export function createRouteTable(entries: readonly RouteEntry[]): RouteTable {
+  const compiled = entries.map(compile).sort((a, b) => a.paramNames.length - b.paramNames.length);
+  const allows = (entry: RouteEntry, method: string) =>
+    entry.method === '*' ||
+    entry.method === method ||
+    (method === 'HEAD' && entry.method === 'GET' && entry.head !== false);
+
+  return {
+    match(method, path) {
+      const allow: string[] = [];
+      let template = '';
+      for (const { entry, regex, paramNames } of compiled) {
+        const m = regex.exec(path);
+        if (!m) continue;
+        if (!allows(entry, method)) {
+          allow.push(entry.method);
+          template ||= entry.path;
+          continue;
+        }
+        const params: Record<string, string> = {};
+        try {
+          paramNames.forEach((name, i) => {
+            params[name] = decodeURIComponent(m[i + 1] as string);
+          });
+        } catch {
+          return { kind: 'bad_path', template: entry.path };
+        }
+        return { kind: 'found', route: entry, params };
+      }
+      return allow.length > 0
+        ? { kind: 'method_not_allowed', allow: [...new Set(allow)], template }
+        : { kind: 'none' };
+    },
+    operations: () =>
+      entries.map(({ method, path, documented }) => ({ method, path, documented: documented === true })),
+  };
+}
+
+/**
+ * The request target (RFC 9112 §3.2) as a path and a query. Origin-form (`/a/b?x`) is read as
+ * is; absolute-form (`http://host/a/b?x`) loses only its scheme and authority. Anything else
+ * (`*`, a bare word) is null: a 400.
+ */
+export function parseTarget(target: string): { path: string; url: URL } | null {
+  let rest = target;
+  if (!rest.startsWith('/')) {
+    const absolute = /^https?:\/\/[^/?#]*/i.exec(rest);
+    if (!absolute) return null;
+    rest = rest.slice(absolute[0].length);
+    if (!rest.startsWith('/')) rest = `/${rest}`;
+  }
+  const end = rest.search(/[?#]/);
+  const path = end === -1 ? rest : rest.slice(0, end);
+  try {
+    // The authority is given, so a path that begins with `//` stays a path.
+    return { path, url: new URL(`http://localhost${rest}`) };
+  } catch {
+    return null;
+  }
+}
