@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
 import type { AppRegistry } from './apps/registry.ts';
 import type { ApiKeyVerifier } from './auth/authenticate.ts';
+import type { SlidingWindowLimiter } from './calls/rate-limit.ts';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { Envelope } from './crypto/envelope.ts';
 import type { Database } from './db/database.ts';
-import type { SlidingWindowLimiter } from './execute/rate-limit.ts';
 import type { IdempotencyService } from './idempotency/service.ts';
 
 /** What lives as long as the server: built once in app.ts, shared by every request. */

@@ -1,6 +1,6 @@
 import { TRPCError } from '@trpc/server';
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
-import { apiError, ERROR_STATUS, type ErrorBody, type Issue } from '../shared/errors.ts';
+import { ERROR_STATUS, type ErrorBody, type Issue } from '../shared/errors.ts';
 
 const TRPC_CODE_BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
   400: 'BAD_REQUEST',
@@ -66,15 +66,5 @@ function sentence(message: string): string {
   return /[.!?]$/.test(text) ? text : `${text}.`;
 }
 
-/** 403 rbac_denied: the caller's API key lacks `scope`. */
-export function keyLacksScope(scope: string): ErrorBody<'rbac_denied'> {
-  return apiError('rbac_denied', `This API key lacks the scope ${scope}.`, {
-    reason: 'scope_missing',
-    scope,
-  });
-}
-
-/** 400 invalid_request about a header: the pointer is "" because headers are not in the body. */
-export function badHeader(message: string): ErrorBody<'invalid_request'> {
-  return apiError('invalid_request', message, { issues: [{ path: '', message }] });
-}
+// Built transport-free in errors.ts, where services take them from.
+export { badHeader, keyLacksScope } from './errors.ts';

@@ -30,12 +30,18 @@ export interface UpstreamRequest {
 
 export type BuildOutcome = ({ ok: true } & UpstreamRequest) | { ok: false; issues: Issue[] };
 
+/** What the service adds to an upstream request on the app's behalf; a caller can never set or see it. */
+export interface Credentials {
+  headers?: Record<string, string>;
+  query?: Record<string, string>;
+}
+
 export interface BuildOptions {
   /**
    * Credentials the service adds (an api_key header or query parameter). Applied last: they replace
    * a header of the same name and every query pair of the same name, whatever the caller sent.
    */
-  credentials?: { headers?: Record<string, string>; query?: Record<string, string> };
+  credentials?: Credentials;
 }
 
 /** A header value: visible ASCII, spaces and tabs; nothing that could end the field or the head. */

@@ -1,6 +1,6 @@
 import type { ErrorBody } from '../../shared/errors.ts';
 import { IDEMPOTENCY_KEY_PATTERN } from '../../shared/ids.ts';
-import { badHeader } from '../problem.ts';
+import { badHeader } from '../errors.ts';
 
 const HEADER_NAME = 'X-Service-Idempotency-Key';
 

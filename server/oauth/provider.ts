@@ -1,7 +1,7 @@
 import * as oidc from 'openid-client';
 import type { PublicAuth } from '../../shared/schemas/apps.ts';
 import type { LoadedApp } from '../apps/registry.ts';
-import { excerpt } from '../execute/upstream.ts';
+import { excerpt } from '../excerpt.ts';
 
 /** The auth block of an oauth2 app, as the registry holds it (the client secret apart). */
 export type OAuthAuth = Extract<PublicAuth, { type: 'oauth2' }>;

@@ -9,8 +9,8 @@ import {
   listConnectionsOutput,
 } from '../../../shared/schemas/oauth.ts';
 import { SCOPE } from '../../auth/scopes.ts';
+import { checkUserHeader } from '../../calls/checks.ts';
 import { type Context, headerValue } from '../../context.ts';
-import { checkUserHeader } from '../../execute/run.ts';
 import { listGrants } from '../../oauth/grants.ts';
 import { disconnect } from '../../oauth/revoke.ts';
 import { ApiProblem } from '../../problem.ts';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { toData } from '../../server/calls/upstream.ts';
 import { LIMITS } from '../../server/config.ts';
-import { excerpt, toData } from '../../server/execute/upstream.ts';
+import { excerpt } from '../../server/excerpt.ts';
 
 describe('excerpt', () => {
   it('keeps a short body whole', () => {
@@ -37,7 +38,7 @@ describe('toData', () => {
 describe('callUpstream', () => {
   it('sends a User-Agent, maps a slow answer to upstream_timeout and a closed port to upstream_unreachable', async () => {
     const { createServer } = await import('node:http');
-    const { callUpstream } = await import('../../server/execute/upstream.ts');
+    const { callUpstream } = await import('../../server/calls/upstream.ts');
     const seen: string[] = [];
     const server = createServer((req, res) => {
       seen.push(String(req.headers['user-agent']));
@@ -73,7 +74,7 @@ describe('callUpstream', () => {
 describe('callUpstream on a huge error body', () => {
   it('reads only the first 64 KiB and lets the rest go', async () => {
     const { createServer } = await import('node:http');
-    const { callUpstream } = await import('../../server/execute/upstream.ts');
+    const { callUpstream } = await import('../../server/calls/upstream.ts');
     let written = 0;
     // An error body that never ends: the call must still finish, with exactly the excerpt.
     const server = createServer((_req, res) => {

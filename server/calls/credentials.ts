@@ -1,10 +1,5 @@
 import type { LoadedApp } from '../apps/registry.ts';
-
-/** What the service adds to an upstream request on the app's behalf. */
-export interface Credentials {
-  headers?: Record<string, string>;
-  query?: Record<string, string>;
-}
+import type { Credentials } from '../catalog/request.ts';
 
 /** The app's own credential (auth `none` or `api_key`); a caller can never set or see it. */
 export async function serviceCredentials(app: LoadedApp): Promise<Credentials> {
@@ -14,4 +9,9 @@ export async function serviceCredentials(app: LoadedApp): Promise<Credentials> {
   return app.auth.in === 'header'
     ? { headers: { [app.auth.name.toLowerCase()]: value } }
     : { query: { [app.auth.name]: value } };
+}
+
+/** An OAuth access token as the upstream expects it. */
+export function bearer(accessToken: string): Credentials {
+  return { headers: { authorization: `Bearer ${accessToken}` } };
 }

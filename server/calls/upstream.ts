@@ -1,12 +1,7 @@
 import { type Dispatcher, request as undiciRequest } from 'undici';
+import type { UpstreamRequest } from '../catalog/request.ts';
 import { LIMITS } from '../config.ts';
-
-export interface UpstreamRequest {
-  method: string;
-  url: URL;
-  headers: Record<string, string>;
-  body?: string;
-}
+import { excerpt } from '../excerpt.ts';
 
 export type UpstreamOutcome =
   | { ok: true; status: number; contentType: string | null; body: Buffer }
@@ -18,7 +13,6 @@ const MAX_REDIRECTS = 5;
 /** Some APIs (GitHub's among them) refuse requests without a User-Agent. */
 const USER_AGENT = 'toolgate/0.1';
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
-const utf8 = new TextDecoder('utf-8');
 
 /**
  * Calls the upstream with undici (the HTTP engine under Node's fetch, without fetch's per-call
@@ -105,17 +99,6 @@ function safeUrl(location: string, base: URL): URL | null {
   } catch {
     return null;
   }
-}
-
-/**
- * The first 64 KiB of a body as UTF-8. A character cut at the edge is dropped rather than turned
- * into U+FFFD, which would push the excerpt past 64 KiB: a streaming decode holds it back.
- */
-export function excerpt(bytes: Buffer): string {
-  if (bytes.length <= LIMITS.upstreamBodyExcerptBytes) return utf8.decode(bytes);
-  return new TextDecoder('utf-8').decode(bytes.subarray(0, LIMITS.upstreamBodyExcerptBytes), {
-    stream: true,
-  });
 }
 
 /** `data` of the success envelope: JSON, text, base64 object, or null when empty. */

@@ -1,0 +1,161 @@
+import type { Logger } from 'pino';
+import { apiError, type ErrorBody, type Issue, statusOf } from '../../shared/errors.ts';
+import { HEADER } from '../../shared/headers.ts';
+import type { ProxySuccess } from '../../shared/schemas/agent.ts';
+import type { Principal } from '../auth/authenticate.ts';
+import type { AppDeps } from '../deps.ts';
+import { requestFingerprint } from '../idempotency/fingerprint.ts';
+import { checkIdempotencyKey } from '../idempotency/key.ts';
+import { scopeOf } from '../idempotency/service.ts';
+import { isOAuthApp } from '../oauth/provider.ts';
+import { err, ok, type Result } from '../result.ts';
+import { authorizeAndRun } from './authorize-and-run.ts';
+import { checkParameters, checkScope, checkUserHeader } from './checks.ts';
+import { resolveTool, toolNotFound } from './resolve.ts';
+import type { RunOutcome } from './run-tool.ts';
+
+/**
+ * The tool-call core (CONTRACT §2): the one path `/proxyV2` (REST and tRPC) and MCP `tools/call`
+ * share. It knows nothing of HTTP, tRPC or MCP: it answers a typed outcome, and each surface maps
+ * it to its own wire (the error side carries the contract body and the headers REST adds).
+ *
+ * Authentication (key → client) stays in front, in each adapter; so does parsing the body's shape,
+ * which the contract orders after the rate limit: hence two steps, `admitCall` then `callTool`,
+ * the second taking only what the first let through.
+ */
+
+/** An authenticated agent: its key and the client the key was issued to. */
+export interface Caller {
+  principal: Principal;
+  clientId: string;
+}
+
+declare const admitted: unique symbol;
+/** A caller that passed the rate limit of this call; only `admitCall` makes one. */
+export type AdmittedCaller = Caller & { readonly [admitted]: true };
+
+export interface CallSuccess {
+  body: ProxySuccess;
+  /** `X-Service-Idempotent-Replayed` when the answer is a stored one. */
+  headers: Record<string, string>;
+}
+
+export interface CallFailure {
+  body: ErrorBody;
+  /** `Retry-After` of a 429, `X-Service-Idempotent-Replayed` of a stored 502/504. */
+  headers: Record<string, string>;
+}
+
+export type CallOutcome = Result<CallSuccess, CallFailure>;
+
+export interface CallRequest {
+  /** Composite `<appId>:::<toolName>`, or a bare tool name with `appId`. */
+  toolId: string;
+  parameters: Record<string, unknown>;
+  /** X-Service-App-Id. */
+  appId?: string | undefined;
+  /** X-Service-User-Id as sent. */
+  userId?: string | undefined;
+  /** X-Service-Idempotency-Key as sent. */
+  idempotencyKey?: string | undefined;
+  /** Parameter problems the adapter found before its parser dropped them (a `__proto__` name). */
+  earlierIssues?: readonly Issue[];
+  /** Only these apps' tools exist for this call (MCP's `apps` filter); all when absent. */
+  apps?: ReadonlySet<string> | undefined;
+  /** performance.now() at arrival: meta.duration_ms is the whole call as the server saw it. */
+  startedAt: number;
+  log: Logger;
+}
+
+const failure = (body: ErrorBody, headers: Record<string, string> = {}): CallOutcome =>
+  err({ body, headers });
+
+/** Step 1, the per-key rate limit (CONTRACT §6): a refused call does not count. */
+export function admitCall(deps: AppDeps, caller: Caller): Result<AdmittedCaller, CallFailure> {
+  const decision = deps.limiter.take(caller.principal.keyId ?? 'admin', deps.clock.now());
+  if (!decision.ok) {
+    return err({
+      body: apiError('rate_limited', 'Too many calls with this API key; retry later.', {
+        retry_after: decision.retryAfterSeconds,
+      }),
+      headers: { [HEADER.retryAfter]: String(decision.retryAfterSeconds) },
+    });
+  }
+  return ok(caller as AdmittedCaller);
+}
+
+/** What the run step answers, with the status idempotency stores it under. */
+interface RunAnswer {
+  status: number;
+  body: unknown;
+  outcome: RunOutcome;
+}
+
+/**
+ * Steps 2–9: tool → caller scope → parameters → user id → idempotency → user authorization →
+ * upstream → envelope. With an idempotency key the last two run at most once per (API key, key).
+ */
+export async function callTool(
+  deps: AppDeps,
+  caller: AdmittedCaller,
+  request: CallRequest,
+): Promise<CallOutcome> {
+  const resolved = await resolveTool(deps.apps, request.toolId, request.appId);
+  if (!resolved.ok) return failure(resolved.error);
+  const target = resolved.value;
+  if (request.apps && !request.apps.has(target.app.appId)) return failure(toolNotFound(target.toolId));
+  const denied =
+    checkScope(caller.principal, target) ??
+    checkParameters(target, request.parameters, request.earlierIssues) ??
+    checkUserHeader(request.userId, isOAuthApp(target.app)) ??
+    checkIdempotencyKey(request.idempotencyKey);
+  if (denied) return failure(denied);
+
+  const { toolId, app } = target;
+  const { userId, parameters } = request;
+  const run = async (): Promise<RunAnswer> => {
+    const outcome = await authorizeAndRun(
+      deps,
+      target,
+      { clientId: caller.clientId, userId },
+      parameters,
+      request.startedAt,
+      new Set(),
+    );
+    return outcome.ok
+      ? { status: 200, body: outcome.value, outcome }
+      : { status: statusOf(outcome.error.error), body: outcome.error, outcome };
+  };
+  const settle = ({ outcome }: RunAnswer): CallOutcome =>
+    outcome.ok ? ok({ body: outcome.value, headers: {} }) : failure(outcome.error);
+  if (request.idempotencyKey === undefined) return settle(await run());
+
+  const result = await deps.idempotency.run(
+    { scope: scopeOf(caller.principal.keyId), key: request.idempotencyKey },
+    requestFingerprint({ toolId, appId: app.appId, userId, parameters }),
+    run,
+    request.log,
+  );
+  switch (result.kind) {
+    case 'run':
+      return settle(result.answer);
+    case 'replay': {
+      // The stored answer, byte for byte: a 200 body, or the stored 502/504 error body.
+      const headers = { [HEADER.idempotentReplayed]: 'true' };
+      return result.answer.status === 200
+        ? ok({ body: result.answer.body as ProxySuccess, headers })
+        : failure(result.answer.body as ErrorBody, headers);
+    }
+    case 'conflict':
+      return failure(
+        apiError('idempotency_key_reused', 'This idempotency key was already used with a different request.'),
+      );
+    case 'in_progress':
+      return failure(
+        apiError(
+          'idempotency_in_progress',
+          'A request with this idempotency key is still running; retry later.',
+        ),
+      );
+  }
+}

@@ -1,0 +1,39 @@
+import { apiError, type ErrorBody, type Issue } from '../../shared/errors.ts';
+import { userIdSchema } from '../../shared/ids.ts';
+import type { Principal } from '../auth/authenticate.ts';
+import { canExecute, executeScopeFor } from '../auth/scopes.ts';
+import { badHeader, keyLacksScope } from '../errors.ts';
+import type { ResolvedTool } from './resolve.ts';
+
+const USER_HEADER = 'X-Service-User-Id';
+
+/** The caller's key may run this app's tools (`tools:execute` or `tools:execute:<appId>`). */
+export function checkScope(principal: Principal, resolved: ResolvedTool): ErrorBody | null {
+  return canExecute(principal.scopes, resolved.app.appId)
+    ? null
+    : keyLacksScope(executeScopeFor(resolved.app.appId));
+}
+
+/** `parameters` against the tool's schema; `earlierIssues` are problems found before parsing. */
+export function checkParameters(
+  resolved: ResolvedTool,
+  parameters: Record<string, unknown>,
+  earlierIssues: readonly Issue[] = [],
+): ErrorBody | null {
+  const issues = [...earlierIssues, ...resolved.tool.validate(parameters)];
+  if (issues.length === 0) return null;
+  return apiError('invalid_parameters', 'The parameters do not match the tool.', {
+    tool_id: resolved.toolId,
+    issues,
+  });
+}
+
+/** X-Service-User-Id: absent is fine unless the tool needs a user; present must be 1–256 chars. */
+export function checkUserHeader(userId: string | undefined, required: boolean): ErrorBody | null {
+  if (userId === undefined) {
+    return required ? badHeader(`${USER_HEADER} is required: this tool acts for an end user.`) : null;
+  }
+  return userIdSchema.safeParse(userId).success
+    ? null
+    : badHeader(`${USER_HEADER} must be 1 to 256 characters.`);
+}

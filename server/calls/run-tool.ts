@@ -1,0 +1,53 @@
+import { apiError, type ErrorBody } from '../../shared/errors.ts';
+import type { ProxySuccess } from '../../shared/schemas/agent.ts';
+import type { Credentials } from '../catalog/request.ts';
+import { err, ok, type Result } from '../result.ts';
+import type { ResolvedTool } from './resolve.ts';
+import { callUpstream, toData } from './upstream.ts';
+
+export type RunOutcome = Result<ProxySuccess, ErrorBody>;
+
+/** Runs a resolved, authorized, validated call against the upstream and shapes the envelope. */
+export async function runTool(
+  resolved: ResolvedTool,
+  parameters: Record<string, unknown>,
+  credentials: Credentials,
+  startedAt: number,
+  timeoutMs: number,
+): Promise<RunOutcome> {
+  const { app, tool, toolId } = resolved;
+  const built = tool.buildRequest(app.baseUrl, parameters, { credentials });
+  if (!built.ok) {
+    return err(
+      apiError('invalid_parameters', 'The parameters cannot be sent to the upstream.', {
+        tool_id: toolId,
+        issues: built.issues,
+      }),
+    );
+  }
+  const outcome = await callUpstream(built, timeoutMs);
+  if (!outcome.ok) {
+    switch (outcome.error) {
+      case 'upstream_error':
+        return err(
+          apiError('upstream_error', `The upstream answered ${outcome.status}.`, {
+            upstream_status: outcome.status,
+            upstream_body: outcome.body,
+          }),
+        );
+      case 'upstream_timeout':
+        return err(apiError('upstream_timeout', 'The upstream did not answer in time.'));
+      case 'upstream_unreachable':
+        return err(apiError('upstream_unreachable', 'The upstream could not be reached.'));
+    }
+  }
+  return ok({
+    ok: true,
+    data: toData(outcome.contentType, outcome.body),
+    meta: {
+      tool_id: toolId,
+      duration_ms: Math.round(performance.now() - startedAt),
+      provider: app.provider,
+    },
+  });
+}
