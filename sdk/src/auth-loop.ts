@@ -1,4 +1,6 @@
+import { OAUTH_STATE_LIFETIME_MS } from '../../shared/oauth-state.ts';
 import type { ConnectionView } from '../../shared/schemas/oauth.ts';
+import type { AuthLoopClient, ExecuteOptions, ExecuteResult } from './agent-calls.ts';
 import {
   assertFunction,
   assertObject,
@@ -10,11 +12,8 @@ import {
 } from './assert.ts';
 import type { AuthTimeout, Failure } from './results.ts';
 import { sleep } from './sleep.ts';
-import type { ExecuteOptions, ExecuteResult, Toolgate } from './toolgate.ts';
 import { aborted } from './transport.ts';
 
-/** The OAuth state lives 10 minutes (CONTRACT.md §3): waiting longer than that cannot succeed. */
-const STATE_LIFETIME_MS = 10 * 60 * 1000;
 const DEFAULT_POLL_MS = 1_000;
 const DEFAULT_MAX_POLL_MS = 5_000;
 const BACKOFF = 1.5;
@@ -83,7 +82,7 @@ export interface ExecuteWithAuthOptions extends Omit<ExecuteOptions, 'retries'> 
 export type ExecuteWithAuthResult<T = unknown> = ExecuteResult<T> | AuthTimeout;
 
 export async function waitForConnection(
-  client: Toolgate,
+  client: AuthLoopClient,
   options: WaitForConnectionOptions,
 ): Promise<WaitForConnectionResult> {
   assertObject(options, '"options"');
@@ -98,7 +97,7 @@ export async function waitForConnection(
   if (after !== undefined && Number.isNaN(after)) {
     throw new ToolgateArgumentError('options.updatedAfter must be an ISO 8601 time', 'ERR_INVALID_ARG_VALUE');
   }
-  const timeoutMs = options.timeoutMs ?? STATE_LIFETIME_MS;
+  const timeoutMs = options.timeoutMs ?? OAUTH_STATE_LIFETIME_MS;
   const maxPause = options.maxPollIntervalMs ?? DEFAULT_MAX_POLL_MS;
   let pause = Math.min(options.pollIntervalMs ?? DEFAULT_POLL_MS, maxPause);
   const started = performance.now();
@@ -159,7 +158,7 @@ function isTransient(failure: Failure): boolean {
 }
 
 export async function executeWithAuth<T>(
-  client: Toolgate,
+  client: AuthLoopClient,
   toolId: string,
   parameters: Record<string, unknown>,
   options: ExecuteWithAuthOptions,
@@ -244,7 +243,7 @@ export async function executeWithAuth<T>(
  * error is rethrown, since it is the caller's own failure.
  */
 async function authorize(
-  client: Toolgate,
+  client: AuthLoopClient,
   options: ExecuteWithAuthOptions,
   round: Omit<AuthorizationInfo, 'signal'> & { authorizationUrl: string; updatedAfter: string | undefined },
 ): Promise<WaitForConnectionResult> {

@@ -33,6 +33,13 @@ export {
   ToolgateAdmin,
   type ToolgateAdminOptions,
 } from './admin.ts';
+export type {
+  AuthLoopClient,
+  ExecuteOptions,
+  ExecuteResult,
+  ExecuteSuccess,
+  OAuthStart,
+} from './agent-calls.ts';
 export { type ArgumentErrorCode, ToolgateArgumentError } from './assert.ts';
 export type {
   AuthorizationInfo,
@@ -57,10 +64,8 @@ export {
 } from './results.ts';
 export {
   createClient,
-  type ExecuteOptions,
-  type ExecuteResult,
-  type ExecuteSuccess,
-  type OAuthStart,
+  LIST_TOOLS_MAX_LIMIT,
+  type ListToolsOptions,
   Toolgate,
   type ToolgateOptions,
 } from './toolgate.ts';

@@ -1,17 +1,14 @@
+import { z } from 'zod';
 import { HEADER } from '../../shared/headers.ts';
 import { IDEMPOTENCY_KEY_PATTERN } from '../../shared/ids.ts';
 import { okOutput } from '../../shared/schemas/admin.ts';
-import {
-  listToolsOutput,
-  type ProxySuccess,
-  proxyOutput,
-  type ToolView,
-} from '../../shared/schemas/agent.ts';
+import { listToolsOutput, proxyOutput, type ToolView } from '../../shared/schemas/agent.ts';
 import {
   type ConnectionView,
   initiateOAuthOutput,
   listConnectionsOutput,
 } from '../../shared/schemas/oauth.ts';
+import type { AuthLoopClient, ExecuteOptions, ExecuteResult, OAuthStart } from './agent-calls.ts';
 import {
   assertHttpUrl,
   assertObject,
@@ -50,48 +47,24 @@ export interface ToolgateOptions {
   timeoutMs?: number;
 }
 
-export interface ExecuteOptions {
-  /** The end user this call acts for; needed by tools of oauth2 apps. Defaults to the client's `userId`. */
-  userId?: string;
-  /** The app, when `toolId` is a bare tool name rather than `<appId>:::<toolName>`. */
+export interface ListToolsOptions {
+  /** Only this app's tools. */
   appId?: string;
-  /**
-   * Deduplicates retries for 24 hours (CONTRACT.md §4): a repeat gets the stored answer and the
-   * upstream is not called again. 1–255 printable ASCII characters.
-   */
-  idempotencyKey?: string;
-  /**
-   * How many times to resend after a network failure or a 409 `idempotency_in_progress`
-   * (default 0). Resends always carry the same idempotency key; one is generated when none is given,
-   * so the tool can never run twice.
-   */
-  retries?: number;
+  /** Words that must all occur, case-insensitively, in a tool's name, summary or description. */
+  q?: string;
+  /** Tools per page, 1–1000. */
+  limit?: number;
+  /** `nextCursor` of the previous page. */
+  cursor?: string;
   signal?: AbortSignal;
 }
 
-/** A tool call that succeeded: the upstream's answer, normalized (CONTRACT.md §2). */
-export interface ExecuteSuccess<T = unknown> {
-  ok: true;
-  /** The upstream body: parsed JSON, a string for `text/*`, `{ content_type, base64 }` otherwise, `null` when empty. */
-  data: T;
-  meta: ProxySuccess['meta'];
-  /** True when the server replayed a stored answer for this idempotency key (the upstream was not called). */
-  replayed: boolean;
-  /** The idempotency key the call carried, if any. */
-  idempotencyKey: string | undefined;
-  requestId: string | undefined;
-}
+/** The largest page `GET /tools` serves (CONTRACT.md §2). */
+export const LIST_TOOLS_MAX_LIMIT = 1000;
 
-/** What `execute` answers: success, or a typed failure (narrow on `error`). */
-export type ExecuteResult<T = unknown> = ExecuteSuccess<T> | Failure;
-
-export interface OAuthStart {
-  /** Where to send the user: the provider's consent page. */
-  authorizationUrl: string;
-  state: string;
-  /** When the state (and so this URL) stops working: 10 minutes after it was made. */
-  expiresAt: string;
-}
+// `next_cursor` is present only when more tools follow (CONTRACT.md §2); a server that does not
+// page never sends it.
+const listToolsPage = listToolsOutput.extend({ next_cursor: z.string().min(1).nullish() });
 
 const RETRYABLE: ReadonlySet<string> = new Set<Failure['error']>([
   'network_error',
@@ -115,7 +88,7 @@ const RETRYABLE: ReadonlySet<string> = new Set<Failure['error']>([
  * if (result.ok) console.log(result.data);
  * else console.error(result.error, failureMessage(result));
  */
-export class Toolgate {
+export class Toolgate implements AuthLoopClient {
   readonly baseUrl: string;
   readonly clientId: string;
   readonly userId: string | undefined;
@@ -215,26 +188,56 @@ export class Toolgate {
   }
 
   /**
-   * The tools this key may run, with their parameter JSON Schemas (`GET /tools`).
+   * One page of the tools this key may run, with their parameter JSON Schemas (`GET /tools`).
+   * `q` keeps the tools whose name or description holds every word; `limit` (1–1000) and `cursor`
+   * page through a long catalog: pass `nextCursor` back until it is `undefined`. A server that
+   * does not page answers every tool at once, without `nextCursor`.
    *
    * @example
-   * const result = await toolgate.listTools({ appId: 'github' });
-   * if (result.ok) for (const tool of result.tools) console.log(tool.toolId, tool.requiresUserAuth);
+   * let cursor: string | undefined;
+   * do {
+   *   const page = await toolgate.listTools({ q: 'issue', limit: 100, cursor });
+   *   if (!page.ok) break;
+   *   for (const tool of page.tools) console.log(tool.toolId, tool.requiresUserAuth);
+   *   cursor = page.nextCursor;
+   * } while (cursor);
    */
   async listTools(
-    options: { appId?: string; signal?: AbortSignal } = {},
-  ): Promise<Result<{ tools: ToolView[] }>> {
+    options: ListToolsOptions = {},
+  ): Promise<Result<{ tools: ToolView[]; nextCursor: string | undefined }>> {
     assertObject(options, '"options"');
     assertOptionalString(options.appId, 'options.appId');
+    assertOptionalString(options.q, 'options.q');
+    assertOptionalString(options.cursor, 'options.cursor');
+    if (
+      options.limit !== undefined &&
+      (!Number.isInteger(options.limit) || options.limit < 1 || options.limit > LIST_TOOLS_MAX_LIMIT)
+    ) {
+      throw new ToolgateArgumentError(
+        `options.limit must be a whole number from 1 to ${LIST_TOOLS_MAX_LIMIT}`,
+        'ERR_INVALID_ARG_VALUE',
+      );
+    }
     assertOptionalSignal(options.signal, 'options.signal');
     const answer = await this.#transport.send({
       method: 'GET',
       path: 'tools',
-      searchParams: { appId: options.appId },
+      searchParams: {
+        appId: options.appId,
+        q: options.q,
+        limit: options.limit === undefined ? undefined : String(options.limit),
+        cursor: options.cursor,
+      },
       signal: options.signal,
-      schema: listToolsOutput,
+      schema: listToolsPage,
     });
-    return answer.ok ? { ok: true, tools: answer.value.tools, requestId: answer.requestId } : answer;
+    if (!answer.ok) return answer;
+    return {
+      ok: true,
+      tools: answer.value.tools,
+      nextCursor: answer.value.next_cursor ?? undefined,
+      requestId: answer.requestId,
+    };
   }
 
   /**
