@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
-import { apiError } from '../shared/errors.ts';
+import { apiError, statusOf } from '../shared/errors.ts';
 import { HEADER } from '../shared/headers.ts';
+import { jsonDepth, MAX_JSON_DEPTH, readJsonBody } from './body.ts';
 import { createContextInner } from './context.ts';
 import type { AppDeps } from './deps.ts';
 import { renderDocs } from './docs.ts';
@@ -11,10 +12,10 @@ import { handleOAuthCallback } from './oauth/callback.ts';
 import { CALLBACK_PATH } from './oauth/state.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { sendError, sendJson } from './respond.ts';
-import { procedureRoutes } from './rest.ts';
+import { bodyFailure, procedureRoutes } from './rest.ts';
 import { createRouteTable, parseTarget, type RouteEntry } from './route-table.ts';
 import { appRouter } from './routers/_app.ts';
-import { createCallerFactory, problemBody } from './trpc.ts';
+import { createCallerFactory, problemBody, trpcErrorEnvelope } from './trpc.ts';
 
 export { sendError, sendJson } from './respond.ts';
 
@@ -40,11 +41,32 @@ export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
   };
 
   async function handleTrpc(
-    req: IncomingMessage,
+    req: IncomingMessage & { body?: unknown },
     res: ServerResponse,
     path: string,
+    url: URL,
     requestId: string,
   ): Promise<void> {
+    // The body checks of REST (415, 413, malformed, nesting deeper than 128), done once here, so
+    // tRPC gets a parsed value and no walk of the input can overflow the stack.
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      const read = await readJsonBody(req, config.maxBodyBytes);
+      if (!read.ok) {
+        const headers: Record<string, string> =
+          read.error === 'payload_too_large' ? { connection: 'close' } : {};
+        const body = bodyFailure(read.error, config.maxBodyBytes);
+        sendJson(res, statusOf(body.error), trpcErrorEnvelope(body), headers);
+        return;
+      }
+      req.body = read.value;
+    } else {
+      const input = url.searchParams.get('input');
+      if (input !== null && jsonDepth(input) > MAX_JSON_DEPTH) {
+        const body = bodyFailure('too_deep', config.maxBodyBytes);
+        sendJson(res, statusOf(body.error), trpcErrorEnvelope(body));
+        return;
+      }
+    }
     await nodeHTTPRequestHandler({
       req,
       res,
@@ -125,8 +147,8 @@ export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
     {
       method: '*',
       path: `${TRPC_PREFIX}{procedure}`,
-      handle: (req, res, _url, requestId, _startedAt, request) =>
-        handleTrpc(req, res, request.path, requestId),
+      handle: (req, res, url, requestId, _startedAt, request) =>
+        handleTrpc(req, res, request.path, url, requestId),
     },
     ...procedureRoutes(deps, appRouter, {
       createCaller: (ctx) => createCaller(ctx),

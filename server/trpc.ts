@@ -1,4 +1,5 @@
 import { initTRPC } from '@trpc/server';
+import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { apiError, type ErrorBody } from '../shared/errors.ts';
 import { HEADER } from '../shared/headers.ts';
@@ -16,6 +17,17 @@ export function problemBody(error: unknown): ErrorBody {
     return apiError('invalid_request', 'The request does not have the expected shape.', { issues });
   }
   return apiError('internal_error', 'The server failed to handle this request.');
+}
+
+/**
+ * A tRPC error answer written outside tRPC (a body refused before tRPC reads it), in the shape the
+ * error formatter below gives tRPC's own: the contract body under `error.data.contract`.
+ */
+export function trpcErrorEnvelope(body: ErrorBody): {
+  error: { message: string; code: number; data: { contract: ErrorBody } };
+} {
+  const code = TRPC_ERROR_CODES_BY_KEY[new ApiProblem(body).code];
+  return { error: { message: body.message, code, data: { contract: body } } };
 }
 
 const t = initTRPC

@@ -1,26 +1,42 @@
 import { z } from 'zod';
+import { NO_CONTROL_CHARACTERS, plainString } from '../ids.ts';
 
 /** Bodies of the admin procedures (CONTRACT.md §5). */
 
-export const clientIdSchema = z.string().min(1).max(128);
+export const clientIdSchema = plainString().min(1).max(128);
 
-export const createClientInput = z.object({ name: z.string().trim().min(1).max(200) });
+export const createClientInput = z.object({ name: plainString().trim().min(1).max(200) });
 export const clientSchema = z.object({ clientId: z.string(), name: z.string(), createdAt: z.string() });
 export const listClientsOutput = z.object({ clients: z.array(clientSchema) });
 
-/** An absolute http(s) URL without a fragment, compared later by exact string. */
-export const redirectUriSchema = z
-  .string()
+/**
+ * Why a redirect URI cannot be registered (CONTRACT §5), or null. The callback later sends the
+ * browser there by exact string, so the string itself must be safe as a Location: an absolute
+ * http(s) URL with a host, no userinfo (`https://good@evil`), no fragment, no control characters
+ * (reported by the schema's own check).
+ */
+export function redirectUriProblem(value: string): string | null {
+  if (!NO_CONTROL_CHARACTERS.test(value)) return null;
+  const scheme = /^https?:\/\//i.exec(value);
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {}
+  if (!scheme || !url?.hostname) return 'must be an absolute http(s) URL';
+  if (value.includes('#')) return 'must not contain a fragment';
+  const authority = value.slice(scheme[0].length).split(/[/?\\]/, 1)[0] ?? '';
+  if (authority.includes('@') || url.username || url.password) return 'must not contain userinfo';
+  return null;
+}
+
+/** An absolute http(s) URL, compared later by exact string. */
+export const redirectUriSchema = plainString()
   .min(1)
   .max(2048)
-  .refine((value) => {
-    try {
-      const url = new URL(value);
-      return (url.protocol === 'http:' || url.protocol === 'https:') && !value.includes('#');
-    } catch {
-      return false;
-    }
-  }, 'must be an absolute http(s) URL without a fragment');
+  .superRefine((value, ctx) => {
+    const problem = redirectUriProblem(value);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
 
 export const addRedirectUriInput = z.object({ clientId: clientIdSchema, uri: redirectUriSchema });
 export const redirectUriOutput = z.object({ clientId: z.string(), uri: z.string() });
@@ -28,19 +44,19 @@ export const listRedirectUrisInput = z.object({ clientId: clientIdSchema });
 export const listRedirectUrisOutput = z.object({ uris: z.array(z.string()) });
 export const removeRedirectUriInput = z.object({
   clientId: clientIdSchema,
-  uri: z.string().min(1).max(2048),
+  uri: plainString().min(1).max(2048),
 });
 
 export const createApiKeyInput = z.object({
   clientId: clientIdSchema,
-  name: z.string().trim().min(1).max(200).optional(),
-  scopes: z.array(z.string().min(1).max(200)).min(1).max(64),
+  name: plainString().trim().min(1).max(200).optional(),
+  scopes: z.array(plainString().min(1).max(200)).min(1).max(64),
 });
 export const createApiKeyOutput = z.object({
   keyId: z.string(),
   apiKey: z.string(),
   scopes: z.array(z.string()),
 });
-export const revokeApiKeyInput = z.object({ keyId: z.string().min(1).max(128) });
+export const revokeApiKeyInput = z.object({ keyId: plainString().min(1).max(128) });
 
 export const okOutput = z.object({ ok: z.literal(true) });

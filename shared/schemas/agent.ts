@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { plainString } from '../ids.ts';
 
 /** Bodies of the agent endpoints (CONTRACT.md §2). */
 
 export const proxyInput = z.object({
-  toolId: z.string().min(1).max(400),
+  toolId: plainString().min(1).max(400),
   parameters: z.record(z.string(), z.unknown()),
 });
 export type ProxyInput = z.infer<typeof proxyInput>;
@@ -26,5 +27,5 @@ export const toolSchema = z.object({
 });
 export type ToolView = z.infer<typeof toolSchema>;
 
-export const listToolsInput = z.object({ appId: z.string().min(1).max(128).optional() });
+export const listToolsInput = z.object({ appId: plainString().min(1).max(128).optional() });
 export const listToolsOutput = z.object({ tools: z.array(toolSchema) });

@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import { appIdSchema, PROVIDER_PATTERN } from '../ids.ts';
+import { appIdSchema, PROVIDER_PATTERN, plainString } from '../ids.ts';
 
 /** App registration (CONTRACT.md §5). Secrets (`value`, `clientSecret`) are write-only. */
 
-const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' });
+// z.url() drops CR, LF and tab silently (WHATWG parsing): refuse them before it sees the string.
+const httpUrl = plainString().pipe(z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' }));
 const HEADER_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 export const noneAuthSchema = z.object({ type: z.literal('none') });
@@ -12,7 +13,7 @@ export const apiKeyAuthSchema = z.object({
   type: z.literal('api_key'),
   in: z.enum(['header', 'query']),
   name: z.string().min(1).max(256).regex(HEADER_TOKEN, 'must be a valid header or query name'),
-  value: z.string().min(1).max(8192),
+  value: plainString().min(1).max(8192),
 });
 
 export const oauth2AuthSchema = z.object({
@@ -20,11 +21,11 @@ export const oauth2AuthSchema = z.object({
   authorizationUrl: httpUrl,
   tokenUrl: httpUrl,
   revocationUrl: httpUrl.optional(),
-  clientId: z.string().min(1).max(1024),
-  clientSecret: z.string().min(1).max(8192),
-  scopes: z.array(z.string().min(1).max(512)).max(256),
+  clientId: plainString().min(1).max(1024),
+  clientSecret: plainString().min(1).max(8192),
+  scopes: z.array(plainString().min(1).max(512)).max(256),
   tokenAuthMethod: z.enum(['client_secret_basic', 'client_secret_post']).default('client_secret_basic'),
-  extraAuthParams: z.record(z.string(), z.string()).optional(),
+  extraAuthParams: z.record(plainString(), plainString()).optional(),
 });
 
 export const appAuthSchema = z.discriminatedUnion('type', [
@@ -46,7 +47,20 @@ export const putAppInput = z.object({
 });
 export type PutAppInput = z.infer<typeof putAppInput>;
 
-export const putAppOutput = z.object({ appId: z.string(), tools: z.array(z.string()) });
+/** An operation of the document that is not a tool, and why (CONTRACT.md §5). */
+export const skippedOperationSchema = z.object({
+  method: z.string(),
+  path: z.string(),
+  operationId: z.string().optional(),
+  reason: z.string(),
+});
+export type SkippedOperationView = z.infer<typeof skippedOperationSchema>;
+
+export const putAppOutput = z.object({
+  appId: z.string(),
+  tools: z.array(z.string()),
+  skipped: z.array(skippedOperationSchema),
+});
 
 /** `auth` as shown back: every secret stripped. */
 export const publicAuthSchema = z.discriminatedUnion('type', [
@@ -62,6 +76,8 @@ export const appSchema = z.object({
   baseUrl: z.string(),
   auth: publicAuthSchema,
   tools: z.array(z.string()),
+  /** Beyond the contract's App: the operations left out, so an admin sees what is missing. */
+  skipped: z.array(skippedOperationSchema),
   updatedAt: z.string(),
 });
 export type AppView = z.infer<typeof appSchema>;

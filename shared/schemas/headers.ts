@@ -1,15 +1,12 @@
 import { z } from 'zod';
+import { userIdSchema } from '../ids.ts';
 
 /** The contract's request headers as schemas, so /openapi.json documents them on each route. */
 
 const clientId = z
   .string()
   .meta({ description: 'Public client id; the API key must belong to this client.' });
-const userId = z
-  .string()
-  .min(1)
-  .max(256)
-  .meta({ description: 'End-user id chosen by the caller, scoped per client.' });
+const userId = userIdSchema.meta({ description: 'End-user id chosen by the caller, scoped per client.' });
 
 export const agentHeaders = z.object({ 'x-service-client-id': clientId });
 

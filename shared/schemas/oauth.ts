@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { appIdSchema, userIdSchema } from '../ids.ts';
+import { appIdSchema, plainString, userIdSchema } from '../ids.ts';
 
 /** Bodies of end-user OAuth and connections (CONTRACT.md §2, §3). */
 
@@ -7,7 +7,7 @@ export const initiateOAuthInput = z.object({
   appId: appIdSchema,
   userId: userIdSchema,
   // Compared by exact string with the client's registered URIs; anything else is a mismatch.
-  clientRedirectUri: z.string().min(1).max(2048),
+  clientRedirectUri: plainString().min(1).max(2048),
 });
 export type InitiateOAuthInput = z.infer<typeof initiateOAuthInput>;
 
