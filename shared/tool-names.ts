@@ -52,3 +52,25 @@ export function modelToolName(appId: string, toolName: string, sha256Hex: (text:
   if (plain.length <= MODEL_TOOL_NAME_MAX) return plain;
   return `${plain.slice(0, HASHED_PREFIX)}_${sha256Hex(composeToolId(appId, toolName)).slice(0, 8)}`;
 }
+
+/** Function names OpenAI and Anthropic accept (`.` is not among them, though ids may hold it). */
+export const FUNCTION_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * The name of a tool in a provider's function calling (the SDK adapters): {@link modelToolName}
+ * whenever OpenAI and Anthropic accept it, so a model sees the MCP name; for an id holding `.`,
+ * each `.` becomes `_`, then its first 55 characters, `_`, and the first 8 hex digits of the
+ * SHA-256 of the composite id (the hash keeps `a.b` and `a_b` apart).
+ *
+ * @example functionToolName('google.calendar', 'events_list', sha256Hex) // 'google_calendar__events_list_<8 hex>'
+ */
+export function functionToolName(
+  appId: string,
+  toolName: string,
+  sha256Hex: (text: string) => string,
+): string {
+  const name = modelToolName(appId, toolName, sha256Hex);
+  if (FUNCTION_NAME_PATTERN.test(name)) return name;
+  const safe = `${appId}${MODEL_TOOL_SEPARATOR}${toolName}`.replace(/[^A-Za-z0-9_-]/g, '_');
+  return `${safe.slice(0, HASHED_PREFIX)}_${sha256Hex(composeToolId(appId, toolName)).slice(0, 8)}`;
+}

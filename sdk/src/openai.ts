@@ -1,0 +1,199 @@
+/**
+ * `@toolgate/sdk/openai`: toolgate's tools as OpenAI function definitions, for Chat Completions
+ * and the Responses API, and `handleToolCalls` to run the calls of a response and answer them.
+ * Uses the `openai` package (an optional peer) for its types only: nothing of it runs here.
+ *
+ * @packageDocumentation
+ */
+import type {
+  ChatCompletion,
+  ChatCompletionFunctionTool,
+  ChatCompletionMessage,
+  ChatCompletionToolMessageParam,
+} from 'openai/resources/chat/completions';
+import type { FunctionTool, Response, ResponseInputItem } from 'openai/resources/responses/responses';
+import { dropOptionalNulls, OPENAI_STRICT, portableSchema, strictSchema } from './adapters/schemas.ts';
+import {
+  loadToolset,
+  type ToolCallOutcome,
+  type Toolset,
+  type ToolsetOptions,
+  type ToolsetTool,
+} from './adapters/toolset.ts';
+import type { Result } from './results.ts';
+import type { Toolgate } from './toolgate.ts';
+
+export type { ModelToolOutput } from './adapters/model-output.ts';
+export type {
+  ToolCallOutcome,
+  Toolset,
+  ToolsetAuthorization,
+  ToolsetOptions,
+  ToolsetTool,
+} from './adapters/toolset.ts';
+
+export interface OpenAIToolsOptions extends ToolsetOptions {
+  /**
+   * Structured Outputs for the arguments (default `true`): each tool whose schema strict mode can
+   * express is sent with `strict: true` (objects closed, every property required, optional ones
+   * nullable; the `null`s are removed again before the call). A tool it cannot express (a free-form
+   * object, a map, `allOf`, `not`, …) is sent without strict mode; `strictness` says which and why.
+   */
+  strict?: boolean;
+}
+
+/** Options of one `handleToolCalls`. */
+export interface HandleToolCallsOptions {
+  signal?: AbortSignal;
+  /** Called after each call with its whole outcome (logs, metrics, a link to show in a UI). */
+  onToolCall?: (outcome: ToolCallOutcome) => void;
+}
+
+interface FunctionCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/**
+ * The tools for OpenAI: definitions for both APIs and the handler of their calls.
+ *
+ * @example
+ * const completion = await openai.chat.completions.create({ model, messages, tools: tools.chatCompletions });
+ * messages.push(completion.choices[0].message, ...(await tools.handleToolCalls(completion)));
+ */
+export class OpenAITools {
+  readonly toolset: Toolset;
+  /** `tools` of `chat.completions.create`. */
+  readonly chatCompletions: ChatCompletionFunctionTool[];
+  /** `tools` of `responses.create`. */
+  readonly responses: FunctionTool[];
+  /** Function name → whether it is sent strict, or why not. */
+  readonly strictness: ReadonlyMap<string, { strict: true } | { strict: false; reason: string }>;
+  readonly #strict: ReadonlySet<string>;
+
+  constructor(toolset: Toolset, strict: boolean) {
+    this.toolset = toolset;
+    const strictness = new Map<string, { strict: true } | { strict: false; reason: string }>();
+    const definitions = toolset.tools.map((tool) => {
+      const converted = strict ? strictSchema(tool.parameters, OPENAI_STRICT) : undefined;
+      if (converted?.ok) strictness.set(tool.name, { strict: true });
+      else strictness.set(tool.name, { strict: false, reason: converted?.reason ?? 'strict mode is off' });
+      return {
+        name: tool.name,
+        description: tool.description,
+        parameters: converted?.ok ? converted.schema : portableSchema(tool.parameters),
+        strict: converted?.ok === true,
+      };
+    });
+    this.strictness = strictness;
+    this.#strict = new Set(definitions.filter((d) => d.strict).map((d) => d.name));
+    this.chatCompletions = definitions.map((d) => ({ type: 'function', function: d }));
+    this.responses = definitions.map((d) => ({ type: 'function', ...d }));
+  }
+
+  /**
+   * Runs the function calls of a Chat Completions answer (the `ChatCompletion` or its message) and
+   * answers one `tool` message per call, in order, to append after the assistant message. Calls of
+   * functions that are not toolgate's (your own tools) are left to you: no message for them.
+   */
+  handleToolCalls(
+    response: ChatCompletion | ChatCompletionMessage,
+    options?: HandleToolCallsOptions,
+  ): Promise<ChatCompletionToolMessageParam[]>;
+  /**
+   * Runs the `function_call` items of a Responses API answer and answers one
+   * `function_call_output` item per call, to send as `input` of the next request (with
+   * `previous_response_id`, or after the response's `output`).
+   */
+  handleToolCalls(
+    response: Response,
+    options?: HandleToolCallsOptions,
+  ): Promise<ResponseInputItem.FunctionCallOutput[]>;
+  async handleToolCalls(
+    response: ChatCompletion | ChatCompletionMessage | Response,
+    options: HandleToolCallsOptions = {},
+  ): Promise<ChatCompletionToolMessageParam[] | ResponseInputItem.FunctionCallOutput[]> {
+    if ('object' in response && response.object === 'response') {
+      const calls = response.output
+        .filter((item) => item.type === 'function_call')
+        .map((item) => ({ id: item.call_id, name: item.name, arguments: item.arguments }));
+      const outcomes = await this.#run(calls, options);
+      return outcomes.map(({ call, outcome }) => ({
+        type: 'function_call_output' as const,
+        call_id: call.id,
+        output: outcome.text,
+      }));
+    }
+    const message = 'choices' in response ? response.choices[0]?.message : response;
+    const calls = (message?.tool_calls ?? [])
+      .filter((call) => call.type === 'function')
+      .map((call) => ({ id: call.id, name: call.function.name, arguments: call.function.arguments }));
+    const outcomes = await this.#run(calls, options);
+    return outcomes.map(({ call, outcome }) => ({
+      role: 'tool' as const,
+      tool_call_id: call.id,
+      content: outcome.text,
+    }));
+  }
+
+  /** The calls of toolgate's tools, run side by side (a model asks for parallel calls at once). */
+  async #run(
+    calls: FunctionCall[],
+    options: HandleToolCallsOptions,
+  ): Promise<Array<{ call: FunctionCall; outcome: ToolCallOutcome }>> {
+    const ours = calls.filter((call) => this.toolset.get(call.name) !== undefined);
+    return Promise.all(
+      ours.map(async (call) => {
+        const tool = this.toolset.get(call.name) as ToolsetTool;
+        const outcome = await this.toolset.call(
+          call.name,
+          this.#arguments(tool, call.arguments),
+          options.signal ? { signal: options.signal } : {},
+        );
+        options.onToolCall?.(outcome);
+        return { call, outcome };
+      }),
+    );
+  }
+
+  /** The model's JSON arguments; text that is not JSON goes on as is and is refused as not an object. */
+  #arguments(tool: ToolsetTool, text: string): unknown {
+    let parsed: unknown;
+    try {
+      parsed = text.trim() === '' ? {} : JSON.parse(text);
+    } catch {
+      return text;
+    }
+    return this.#strict.has(tool.name) ? dropOptionalNulls(tool.parameters, parsed) : parsed;
+  }
+}
+
+/**
+ * Reads the catalog and makes the OpenAI tools of one end user.
+ *
+ * @example
+ * import OpenAI from 'openai';
+ * import { createOpenAITools } from '@toolgate/sdk/openai';
+ *
+ * const loaded = await createOpenAITools(toolgate, {
+ *   userId: 'user-42',
+ *   apps: ['github'],
+ *   authorization: { clientRedirectUri: 'https://agent.example/oauth/done' },
+ * });
+ * if (!loaded.ok) throw new Error(failureMessage(loaded));
+ * const response = await openai.responses.create({ model: 'gpt-5', input, tools: loaded.tools.responses });
+ * const outputs = await loaded.tools.handleToolCalls(response);
+ */
+export async function createOpenAITools(
+  toolgate: Toolgate,
+  options: OpenAIToolsOptions = {},
+): Promise<Result<{ tools: OpenAITools }>> {
+  const loaded = await loadToolset(toolgate, options);
+  if (!loaded.ok) return loaded;
+  return {
+    ok: true,
+    tools: new OpenAITools(loaded.toolset, options.strict ?? true),
+    requestId: loaded.requestId,
+  };
+}
