@@ -16,6 +16,21 @@ const integer = (min: number, max: number) =>
     .transform(Number)
     .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
 
+const originList = (value: string): string[] =>
+  value
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter((origin) => origin.length > 0);
+
+function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.origin !== 'null' && url.origin === value.replace(/\/$/, '').toLowerCase();
+  } catch {
+    return false;
+  }
+}
+
 const envSchema = z
   .object({
     PORT: integer(0, 65535).default(3000),
@@ -47,6 +62,15 @@ const envSchema = z
       .url({ protocol: /^https?$/, error: 'must be the URL of a Key Vault key' })
       .optional(),
     MAX_BODY_BYTES: integer(1024, 64 * 1024 * 1024).default(1024 * 1024),
+    MAX_DOCUMENT_BYTES: integer(1024, 1024 * 1024 * 1024).default(64 * 1024 * 1024),
+    MAX_UPSTREAM_BODY_BYTES: integer(1024, 1024 * 1024 * 1024).default(10 * 1024 * 1024),
+    MCP_ALLOWED_ORIGINS: z
+      .string()
+      .refine(
+        (value) => originList(value).every(isOrigin),
+        'must be comma-separated origins such as https://app.example (scheme, host and optional port)',
+      )
+      .default(''),
     UPSTREAM_TIMEOUT_MS: integer(1, 600_000).default(30_000),
     RATE_LIMIT_PER_KEY_PER_MIN: integer(0, 10_000_000).default(600),
     LOG_LEVEL: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
@@ -71,6 +95,11 @@ export interface Config {
     | { kind: 'local'; kek: string | undefined; kekPath: string }
     | { kind: 'azure-key-vault'; keyId: string };
   maxBodyBytes: number;
+  /** Body limit of PUT /admin/apps/{appId} (an app's OpenAPI document); every other route keeps maxBodyBytes. */
+  maxDocumentBytes: number;
+  maxUpstreamBodyBytes: number;
+  /** Browser origins allowed to call /mcp (exact `scheme://host[:port]`). */
+  mcpAllowedOrigins: string[];
   upstreamTimeoutMs: number;
   rateLimitPerKeyPerMin: number;
   logLevel: (typeof LOG_LEVELS)[number];
@@ -124,6 +153,9 @@ export function loadConfig(env: NodeJS.ProcessEnv): ConfigResult {
           ? { kind: 'azure-key-vault', keyId: e.AZURE_KEY_VAULT_KEY_ID as string }
           : { kind: 'local', kek: e.LOCAL_KEK, kekPath: './.toolgate/kek' },
       maxBodyBytes: e.MAX_BODY_BYTES,
+      maxDocumentBytes: e.MAX_DOCUMENT_BYTES,
+      maxUpstreamBodyBytes: e.MAX_UPSTREAM_BODY_BYTES,
+      mcpAllowedOrigins: originList(e.MCP_ALLOWED_ORIGINS).map((origin) => new URL(origin).origin),
       upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
       rateLimitPerKeyPerMin: e.RATE_LIMIT_PER_KEY_PER_MIN,
       logLevel: e.LOG_LEVEL,

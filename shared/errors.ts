@@ -23,6 +23,7 @@ export const ERROR_STATUS = {
   internal_error: 500,
   upstream_error: 502,
   upstream_unreachable: 502,
+  upstream_too_large: 502,
   upstream_timeout: 504,
 } as const;
 
@@ -56,6 +57,7 @@ export interface ErrorExtras {
   internal_error: Record<never, never>;
   upstream_error: { upstream_status: number; upstream_body: string };
   upstream_unreachable: Record<never, never>;
+  upstream_too_large: { limit: number };
   upstream_timeout: Record<never, never>;
 }
 

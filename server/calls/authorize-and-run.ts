@@ -3,7 +3,7 @@ import { refreshRejected, type SeenSecrets, userAccess } from '../oauth/access.t
 import { isOAuthApp } from '../oauth/provider.ts';
 import { bearer, serviceCredentials } from './credentials.ts';
 import type { ResolvedTool } from './resolve.ts';
-import { type RunOutcome, runTool } from './run-tool.ts';
+import { type RunLimits, type RunOutcome, runTool } from './run-tool.ts';
 
 export interface CallIdentity {
   clientId: string;
@@ -29,7 +29,10 @@ export async function authorizeAndRun(
   seen: SeenSecrets,
 ): Promise<RunOutcome> {
   const { app } = resolved;
-  const timeoutMs = deps.config.upstreamTimeoutMs;
+  const limits: RunLimits = {
+    timeoutMs: deps.config.upstreamTimeoutMs,
+    maxBodyBytes: deps.config.maxUpstreamBodyBytes,
+  };
   if (!isOAuthApp(app)) {
     const credentials = await serviceCredentials(app);
     for (const value of [
@@ -37,7 +40,7 @@ export async function authorizeAndRun(
       ...Object.values(credentials.query ?? {}),
     ])
       seen.add(value);
-    return runTool(resolved, parameters, credentials, startedAt, timeoutMs);
+    return runTool(resolved, parameters, credentials, startedAt, limits, seen);
   }
 
   const key = { clientId: identity.clientId, userId: identity.userId as string, appId: app.appId };
@@ -45,10 +48,10 @@ export async function authorizeAndRun(
   const access = await userAccess(deps, app, key, scopes, seen);
   if (!access.ok) return access;
   const { accessToken } = access.value;
-  const first = await runTool(resolved, parameters, bearer(accessToken), startedAt, timeoutMs);
+  const first = await runTool(resolved, parameters, bearer(accessToken), startedAt, limits, seen);
   // A token refreshed for this very call is not refreshed again: the 401 stands.
   if (access.value.refreshed || !tokenRefused(first)) return first;
   const retried = await refreshRejected(deps, app, key, accessToken, scopes, seen);
   if (!retried.ok) return retried;
-  return runTool(resolved, parameters, bearer(retried.value.accessToken), startedAt, timeoutMs);
+  return runTool(resolved, parameters, bearer(retried.value.accessToken), startedAt, limits, seen);
 }

@@ -11,6 +11,7 @@ import { isOAuthApp } from '../oauth/provider.ts';
 import { err, ok, type Result } from '../result.ts';
 import { authorizeAndRun } from './authorize-and-run.ts';
 import { checkParameters, checkScope, checkUserHeader } from './checks.ts';
+import { Redactor } from './redact.ts';
 import { resolveTool, toolNotFound } from './resolve.ts';
 import type { RunOutcome } from './run-tool.ts';
 
@@ -114,13 +115,17 @@ export async function callTool(
   const { toolId, app } = target;
   const { userId, parameters } = request;
   const run = async (): Promise<RunAnswer> => {
-    const outcome = await authorizeAndRun(
-      deps,
-      target,
-      { clientId: caller.clientId, userId },
-      parameters,
-      request.startedAt,
-      new Set(),
+    const seen = new Set<string>();
+    const outcome = redactOutcome(
+      await authorizeAndRun(
+        deps,
+        target,
+        { clientId: caller.clientId, userId },
+        parameters,
+        request.startedAt,
+        seen,
+      ),
+      new Redactor(seen),
     );
     return outcome.ok
       ? { status: 200, body: outcome.value, outcome }
@@ -158,4 +163,17 @@ export async function callTool(
         ),
       );
   }
+}
+
+/**
+ * No secret the service injected leaves in a relayed body (CONTRACT §2): applied before the answer
+ * is sent or stored for idempotency, so a replay is as clean as the first answer.
+ */
+function redactOutcome(outcome: RunOutcome, redactor: Redactor): RunOutcome {
+  if (redactor.empty) return outcome;
+  if (outcome.ok) return ok({ ...outcome.value, data: redactor.value(outcome.value.data) });
+  const body = outcome.error;
+  return body.error === 'upstream_error'
+    ? err({ ...body, upstream_body: redactor.excerpt(body.upstream_body) })
+    : outcome;
 }

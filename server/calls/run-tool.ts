@@ -1,19 +1,30 @@
 import { apiError, type ErrorBody } from '../../shared/errors.ts';
 import type { ProxySuccess } from '../../shared/schemas/agent.ts';
 import type { Credentials } from '../catalog/request.ts';
+import type { SeenSecrets } from '../oauth/access.ts';
 import { err, ok, type Result } from '../result.ts';
+import { Redactor } from './redact.ts';
 import type { ResolvedTool } from './resolve.ts';
 import { callUpstream, toData } from './upstream.ts';
 
 export type RunOutcome = Result<ProxySuccess, ErrorBody>;
 
-/** Runs a resolved, authorized, validated call against the upstream and shapes the envelope. */
+export interface RunLimits {
+  timeoutMs: number;
+  maxBodyBytes: number;
+}
+
+/**
+ * Runs a resolved, authorized, validated call against the upstream and shapes the envelope. A
+ * secret of `seen` in the success body is redacted in its bytes, before the body is parsed.
+ */
 export async function runTool(
   resolved: ResolvedTool,
   parameters: Record<string, unknown>,
   credentials: Credentials,
   startedAt: number,
-  timeoutMs: number,
+  limits: RunLimits,
+  seen: SeenSecrets,
 ): Promise<RunOutcome> {
   const { app, tool, toolId } = resolved;
   const built = tool.buildRequest(app.baseUrl, parameters, { credentials });
@@ -25,7 +36,7 @@ export async function runTool(
       }),
     );
   }
-  const outcome = await callUpstream(built, timeoutMs);
+  const outcome = await callUpstream(built, limits.timeoutMs, limits.maxBodyBytes);
   if (!outcome.ok) {
     switch (outcome.error) {
       case 'upstream_error':
@@ -39,11 +50,17 @@ export async function runTool(
         return err(apiError('upstream_timeout', 'The upstream did not answer in time.'));
       case 'upstream_unreachable':
         return err(apiError('upstream_unreachable', 'The upstream could not be reached.'));
+      case 'upstream_too_large':
+        return err(
+          apiError('upstream_too_large', `The upstream answered more than ${outcome.limit} bytes.`, {
+            limit: outcome.limit,
+          }),
+        );
     }
   }
   return ok({
     ok: true,
-    data: toData(outcome.contentType, outcome.body),
+    data: toData(outcome.contentType, new Redactor(seen).bytes(outcome.body)),
     meta: {
       tool_id: toolId,
       duration_ms: Math.round(performance.now() - startedAt),

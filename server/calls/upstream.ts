@@ -6,6 +6,7 @@ import { excerpt } from '../excerpt.ts';
 export type UpstreamOutcome =
   | { ok: true; status: number; contentType: string | null; body: Buffer }
   | { ok: false; error: 'upstream_error'; status: number; body: string }
+  | { ok: false; error: 'upstream_too_large'; limit: number }
   | { ok: false; error: 'upstream_unreachable' }
   | { ok: false; error: 'upstream_timeout' };
 
@@ -20,7 +21,11 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
  * Redirects are followed only within the app's origin, so the Authorization header never leaves
  * it. The time-out covers the whole exchange, body included.
  */
-export async function callUpstream(request: UpstreamRequest, timeoutMs: number): Promise<UpstreamOutcome> {
+export async function callUpstream(
+  request: UpstreamRequest,
+  timeoutMs: number,
+  maxBodyBytes: number,
+): Promise<UpstreamOutcome> {
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), timeoutMs);
   const origin = request.url.origin;
@@ -56,11 +61,13 @@ export async function callUpstream(request: UpstreamRequest, timeoutMs: number):
         }
       }
       if (status >= 200 && status < 300) {
+        const read = await readAtMost(response.body, maxBodyBytes, declaredLength(response.headers));
+        if (read === null) return { ok: false, error: 'upstream_too_large', limit: maxBodyBytes };
         return {
           ok: true,
           status,
           contentType: single(response.headers['content-type']) ?? null,
-          body: Buffer.from(await response.body.arrayBuffer()),
+          body: read,
         };
       }
       // Only the first 64 KiB of an error body is ever shown: stop reading there.
@@ -72,6 +79,35 @@ export async function callUpstream(request: UpstreamRequest, timeoutMs: number):
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * A success body of at most `limit` bytes, or null when it is longer: then reading stops at once
+ * and the stream is destroyed (the connection closed), so an endless body costs no more memory
+ * than the limit. A declared Content-Length over the limit is refused before reading.
+ */
+async function readAtMost(
+  body: AsyncIterable<Buffer> & { destroy(): unknown; on(event: 'error', listener: () => void): unknown },
+  limit: number,
+  declared?: number,
+): Promise<Buffer | null> {
+  if (declared !== undefined && declared > limit) {
+    // Destroying a body nobody reads emits an abort error: it is the expected end here.
+    body.on('error', () => {});
+    body.destroy();
+    return null;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > limit) {
+      body.destroy();
+      return null;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size);
 }
 
 /** The first LIMITS.upstreamBodyExcerptBytes (+ 1, so a longer body is known as such), then stop. */
@@ -87,6 +123,11 @@ async function readPrefix(body: AsyncIterable<Buffer> & { destroy(): unknown }):
     }
   }
   return Buffer.concat(chunks, size);
+}
+
+function declaredLength(headers: Record<string, string | string[] | undefined>): number | undefined {
+  const value = single(headers['content-length']);
+  return value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
 }
 
 function single(value: string | string[] | undefined): string | undefined {

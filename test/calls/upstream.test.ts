@@ -51,12 +51,14 @@ describe('callUpstream', () => {
       const ok = await callUpstream(
         { method: 'GET', url: new URL(`http://127.0.0.1:${port}/x`), headers: {} },
         2_000,
+        1024 * 1024,
       );
       expect(ok).toEqual({ ok: true, status: 200, contentType: null, body: Buffer.from('{"ok":1}') });
       expect(seen).toEqual(['toolgate/0.1']);
       const slow = await callUpstream(
         { method: 'GET', url: new URL(`http://127.0.0.1:${port}/slow`), headers: {} },
         100,
+        1024 * 1024,
       );
       expect(slow).toEqual({ ok: false, error: 'upstream_timeout' });
     } finally {
@@ -66,6 +68,7 @@ describe('callUpstream', () => {
     const closed = await callUpstream(
       { method: 'GET', url: new URL(`http://127.0.0.1:${port}/x`), headers: {} },
       2_000,
+      1024 * 1024,
     );
     expect(closed).toEqual({ ok: false, error: 'upstream_unreachable' });
   });
@@ -95,6 +98,7 @@ describe('callUpstream on a huge error body', () => {
       const outcome = await callUpstream(
         { method: 'GET', url: new URL(`http://127.0.0.1:${port}/`), headers: {} },
         10_000,
+        1024 * 1024,
       );
       expect(outcome).toEqual({
         ok: false,
