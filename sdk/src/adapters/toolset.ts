@@ -51,6 +51,8 @@ export interface ToolsetOptions {
   q?: string;
   /** At most this many tools (OpenAI takes 128 per request). */
   limit?: number;
+  /** Tools per `GET /tools` request, 1–1000 (default 1000); every page is read. */
+  pageSize?: number;
   /** `auth_required` handling; without it the model is told the user must connect the app first. */
   authorization?: ToolsetAuthorization;
   /** Aborts loading the catalog. */
@@ -268,6 +270,15 @@ function checkOptions(options: ToolsetOptions): void {
       'ERR_INVALID_ARG_VALUE',
     );
   }
+  if (
+    options.pageSize !== undefined &&
+    (!Number.isInteger(options.pageSize) || options.pageSize < 1 || options.pageSize > LIST_TOOLS_MAX_LIMIT)
+  ) {
+    throw new ToolgateArgumentError(
+      `options.pageSize must be a whole number from 1 to ${LIST_TOOLS_MAX_LIMIT}`,
+      'ERR_INVALID_ARG_VALUE',
+    );
+  }
   assertOptionalSignal(options.signal, 'options.signal');
   const authorization = options.authorization;
   if (authorization !== undefined) {
@@ -362,7 +373,7 @@ async function readCatalog(
         ...(appId !== undefined ? { appId } : {}),
         ...(options.q !== undefined ? { q: options.q } : {}),
         ...(cursor !== undefined ? { cursor } : {}),
-        limit: LIST_TOOLS_MAX_LIMIT,
+        limit: options.pageSize ?? LIST_TOOLS_MAX_LIMIT,
         ...(options.signal ? { signal: options.signal } : {}),
       });
       if (!page.ok) return page;
