@@ -75,8 +75,10 @@ export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
       maxBodySize: config.maxBodyBytes,
       createContext: () => createContextInner(deps, { requestId, headers: req.headers }),
       onError: ({ error, path }) => {
-        if (problemBody(error).error === 'internal_error')
-          logger.error({ err: error, requestId, path }, 'trpc failure');
+        const problem = problemBody(error, config.maxBodyBytes);
+        // A caller's mistake is routine: one info line, no stack. Only our own failures are errors.
+        if (problem.error === 'internal_error') logger.error({ err: error, requestId, path }, 'trpc failure');
+        else logger.info({ requestId, path, error: problem.error }, 'trpc call refused');
       },
     });
   }
@@ -152,7 +154,11 @@ export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
     },
     ...procedureRoutes(deps, appRouter, {
       createCaller: (ctx) => createCaller(ctx),
-      bodyLimit: () => config.maxBodyBytes,
+      // An app registration carries a whole OpenAPI document (GitHub's is 11 MB).
+      bodyLimit: (route) =>
+        route.method === 'PUT' && route.template === '/admin/apps/{appId}'
+          ? config.maxDocumentBytes
+          : config.maxBodyBytes,
     }),
   ];
   return routes;

@@ -1,4 +1,4 @@
-import { initTRPC } from '@trpc/server';
+import { initTRPC, TRPCError } from '@trpc/server';
 import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { apiError, type ErrorBody } from '../shared/errors.ts';
@@ -8,15 +8,53 @@ import { hasScope, SCOPE } from './auth/scopes.ts';
 import { type Context, headerValue } from './context.ts';
 import { ApiProblem, issuesFromZod, keyLacksScope } from './problem.ts';
 
-/** The contract body for any error leaving a procedure, whichever transport carries it. */
-export function problemBody(error: unknown): ErrorBody {
+/**
+ * The contract body for any error leaving a procedure, whichever transport carries it. Besides
+ * our own ApiProblems and input errors, tRPC raises its own for a caller's mistakes (an unknown
+ * procedure, a query sent as POST, a body it cannot parse…): each gets its row of the contract
+ * table, so only a real failure of ours is `internal_error`.
+ */
+export function problemBody(error: unknown, bodyLimit = 0): ErrorBody {
   if (error instanceof ApiProblem) return error.body;
   const cause = (error as { cause?: unknown })?.cause;
   if (cause && typeof cause === 'object' && (cause as { name?: string }).name === 'ZodError') {
     const issues = issuesFromZod((cause as { issues: Parameters<typeof issuesFromZod>[0] }).issues);
     return apiError('invalid_request', 'The request does not have the expected shape.', { issues });
   }
+  if (error instanceof TRPCError) {
+    const mistake = clientMistake(error, bodyLimit);
+    if (mistake) return mistake;
+  }
   return apiError('internal_error', 'The server failed to handle this request.');
+}
+
+/** tRPC's own codes for a caller's mistake, as contract bodies; null for anything else. */
+function clientMistake(error: TRPCError, bodyLimit: number): ErrorBody | null {
+  // tRPC reports an `input` query that is not JSON as BAD_REQUEST caused by JSON.parse.
+  const code =
+    error.code === 'BAD_REQUEST' && error.cause instanceof SyntaxError ? 'PARSE_ERROR' : error.code;
+  switch (code) {
+    case 'NOT_FOUND':
+      return apiError('not_found', 'No such procedure.');
+    case 'METHOD_NOT_SUPPORTED':
+      return apiError('method_not_allowed', 'This method is not allowed on this procedure.');
+    case 'UNSUPPORTED_MEDIA_TYPE':
+      return apiError('unsupported_media_type', 'The body must be application/json.');
+    case 'PAYLOAD_TOO_LARGE':
+      return apiError('payload_too_large', `The body is larger than ${bodyLimit} bytes.`, {
+        limit: bodyLimit,
+      });
+    case 'PARSE_ERROR':
+      return apiError('invalid_request', 'The input is not valid JSON.', {
+        issues: [{ path: '', message: 'Malformed JSON.' }],
+      });
+    case 'BAD_REQUEST':
+      return apiError('invalid_request', 'The request is not a valid tRPC call.', {
+        issues: [{ path: '', message: 'Malformed tRPC request.' }],
+      });
+    default:
+      return null;
+  }
 }
 
 /**
@@ -36,8 +74,9 @@ const t = initTRPC
   .create({
     // Never ship stacks; tRPC clients find the contract body under `data.contract`.
     isDev: false,
-    errorFormatter({ shape, error }) {
-      return { ...shape, message: problemBody(error).message, data: { contract: problemBody(error) } };
+    errorFormatter({ shape, error, ctx }) {
+      const contract = problemBody(error, ctx?.deps.config.maxBodyBytes);
+      return { ...shape, message: contract.message, data: { contract } };
     },
   });
 
