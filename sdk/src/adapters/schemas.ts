@@ -218,7 +218,6 @@ export function strictSchema(schema: unknown, profile: StrictProfile): StrictCon
     for (const key of Object.keys(node)) {
       if (INEXPRESSIBLE.has(key)) fail(`"${key}" at ${path || '/'}`);
     }
-    if ('$ref' in node && !profile.refs) fail(`a recursive schema ($ref) at ${path || '/'}`);
     const source: Json = { ...node };
     // oneOf → anyOf: looser (several branches may match); the server still checks oneOf.
     if (Array.isArray(source.oneOf)) {
@@ -300,13 +299,43 @@ export function strictSchema(schema: unknown, profile: StrictProfile): StrictCon
   };
 
   try {
-    const root = convert(schema, 1, '');
+    const root = convert(profile.refs ? schema : inlineRefs(schema), 1, '');
     if (root.type !== 'object') fail('the root is not an object');
     return { ok: true, schema: root };
   } catch (error) {
     if (error instanceof Inexpressible) return { ok: false, reason: error.message };
     throw error;
   }
+}
+
+/** Decodes the `$defs` name of a local reference (`#/$defs/<name>`), or `undefined`. */
+function defName(ref: unknown): string | undefined {
+  if (typeof ref !== 'string') return undefined;
+  const name = /^#\/\$defs\/([^/]+)$/.exec(ref)?.[1];
+  return name === undefined ? undefined : decodeURIComponent(name).replace(/~1/g, '/').replace(/~0/g, '~');
+}
+
+/**
+ * The schema with each `$ref` into `$defs` replaced by its target, for a strict mode without
+ * references; a recursive schema cannot be written out and fails.
+ */
+function inlineRefs(schema: unknown): unknown {
+  const defs = isObject(schema) && isObject(schema.$defs) ? schema.$defs : {};
+  const inline = (node: unknown, trail: readonly string[]): unknown => {
+    if (!isObject(node)) return node;
+    const name = defName(node.$ref);
+    if (name !== undefined) {
+      if (trail.includes(name)) throw new Inexpressible(`a recursive schema ($defs/${name})`);
+      if (!Object.hasOwn(defs, name)) throw new Inexpressible(`an unknown reference ${String(node.$ref)}`);
+      const { $ref: _ref, ...siblings } = node;
+      const target = inline(defs[name], [...trail, name]);
+      return isObject(target) ? { ...target, ...siblings } : target;
+    }
+    return mapSubschemas(node, (sub) => inline(sub, trail));
+  };
+  if (!isObject(schema)) return schema;
+  const { $defs: _defs, ...root } = schema;
+  return inline(root, []);
 }
 
 function addNullType(type: unknown): unknown {
@@ -338,10 +367,8 @@ export function dropOptionalNulls(schema: unknown, value: unknown): unknown {
   const defs = isObject(root.$defs) ? root.$defs : {};
   const resolve = (node: unknown, seen = 0): unknown => {
     if (!isObject(node) || typeof node.$ref !== 'string' || seen > 32) return node;
-    const name = /^#\/\$defs\/(.+)$/.exec(node.$ref)?.[1];
-    return name === undefined
-      ? node
-      : resolve(defs[decodeURIComponent(name).replace(/~1/g, '/').replace(/~0/g, '~')], seen + 1);
+    const name = defName(node.$ref);
+    return name === undefined ? node : resolve(defs[name], seen + 1);
   };
   const walk = (node: unknown, v: unknown): unknown => {
     const s = resolve(node);
