@@ -116,6 +116,15 @@ export const LIMITS = {
   apiKeyRecheckMs: 4_000,
   apiKeyCacheSize: 10_000,
   apiKeyLastUsedWriteMs: 60_000,
+  /** Wrong keys remembered (by digest) apart from verified ones, so a flood cannot evict those. */
+  apiKeyRefusedCacheSize: 10_000,
+  /**
+   * Failed verifications (argon2 runs for a wrong secret) allowed per key id and per client
+   * address in one window; past them a wrong key is refused before argon2 runs.
+   */
+  apiKeyFailuresPerKeyId: 20,
+  apiKeyFailuresPerAddress: 50,
+  apiKeyFailureWindowMs: 60_000,
   refreshSkewMs: 60_000,
   shutdownGraceMs: 10_000,
 } as const;

@@ -16,12 +16,14 @@ export interface Context {
   response: ResponseMeta;
   /** performance.now() at arrival: meta.duration_ms is the whole call as the server saw it. */
   startedAt: number;
+  /** The client's address (socket), for the failed-key limiter; absent outside HTTP. */
+  remoteAddress?: string;
 }
 
 /** The transport-free context: tests and other surfaces build it directly. */
 export function createContextInner(
   deps: AppDeps,
-  request: { requestId: string; headers: IncomingHttpHeaders; startedAt?: number },
+  request: { requestId: string; headers: IncomingHttpHeaders; startedAt?: number; remoteAddress?: string },
 ): Context {
   return {
     deps,
@@ -30,6 +32,7 @@ export function createContextInner(
     log: deps.logger.child({ requestId: request.requestId }),
     response: { headers: {} },
     startedAt: request.startedAt ?? performance.now(),
+    ...(request.remoteAddress ? { remoteAddress: request.remoteAddress } : {}),
   };
 }
 

@@ -7,9 +7,11 @@ import { jsonDepth, MAX_JSON_DEPTH, readJsonBody } from './body.ts';
 import { createContextInner } from './context.ts';
 import type { AppDeps } from './deps.ts';
 import { renderDocs } from './docs.ts';
+import { createMcpRoute, MCP_PATH } from './mcp/http.ts';
 import type { Metrics } from './metrics.ts';
 import { handleOAuthCallback } from './oauth/callback.ts';
-import { CALLBACK_PATH } from './oauth/state.ts';
+import { renderCompletePage } from './oauth/complete-page.ts';
+import { CALLBACK_PATH, COMPLETE_PATH } from './oauth/state.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { sendError, sendJson } from './respond.ts';
 import { bodyFailure, procedureRoutes } from './rest.ts';
@@ -73,7 +75,12 @@ export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
       router: appRouter,
       path: path.slice(TRPC_PREFIX.length),
       maxBodySize: config.maxBodyBytes,
-      createContext: () => createContextInner(deps, { requestId, headers: req.headers }),
+      createContext: () =>
+        createContextInner(deps, {
+          requestId,
+          headers: req.headers,
+          remoteAddress: req.socket.remoteAddress,
+        }),
       onError: ({ error, path }) => {
         const problem = problemBody(error, config.maxBodyBytes);
         // A caller's mistake is routine: one info line, no stack. Only our own failures are errors.
@@ -151,6 +158,23 @@ export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
       path: `${TRPC_PREFIX}{procedure}`,
       handle: (req, res, url, requestId, _startedAt, request) =>
         handleTrpc(req, res, request.path, url, requestId),
+    },
+    // MCP (CONTRACT §9): POST only; GET and DELETE (2025 session operations) get the table's 405.
+    { method: 'POST', path: MCP_PATH, handle: createMcpRoute(deps) },
+    // Where an authorization started from MCP ends: a page for the user, never a token or code.
+    {
+      method: 'GET',
+      path: COMPLETE_PATH,
+      handle: async (req, res, url) => {
+        req.resume();
+        res.writeHead(200, {
+          'content-type': 'text/html; charset=utf-8',
+          'cache-control': 'no-store',
+          'referrer-policy': 'no-referrer',
+          'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
+        });
+        res.end(renderCompletePage(url.searchParams));
+      },
     },
     ...procedureRoutes(deps, appRouter, {
       createCaller: (ctx) => createCaller(ctx),

@@ -107,6 +107,7 @@ async function handleProcedure(
     requestId: request.requestId,
     headers: req.headers,
     startedAt: request.startedAt,
+    remoteAddress: req.socket.remoteAddress,
   });
   const caller = options.createCaller(ctx) as Record<string, unknown>;
   const call = route.procedurePath

@@ -86,13 +86,15 @@ export const publicProcedure = t.procedure;
 
 /** The caller's key, or 401 invalid_api_key. */
 async function authenticateKey(ctx: Context): Promise<Principal> {
-  const outcome = await ctx.deps.keys.authenticate(headerValue(ctx.headers, HEADER.authorization));
+  const outcome = await ctx.deps.keys.authenticate(headerValue(ctx.headers, HEADER.authorization), {
+    address: ctx.remoteAddress,
+  });
   if (!outcome.ok) {
     throw new ApiProblem(
       apiError('invalid_api_key', 'The API key is missing, malformed, unknown or revoked.'),
     );
   }
-  return outcome.principal;
+  return outcome.value;
 }
 
 /**
