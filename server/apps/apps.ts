@@ -1,8 +1,10 @@
 import type { Issue } from '../../shared/errors.ts';
 import type { AppAuth, AppView, PublicAuth, PutAppInput } from '../../shared/schemas/apps.ts';
-import { compileApp } from '../catalog/catalog.ts';
+import type { DocumentCompiler } from '../catalog/compiler.ts';
+import type { ServiceParameter, SkippedOperation } from '../catalog/types.ts';
 import type { Envelope } from '../crypto/envelope.ts';
 import type { Prisma, PrismaClient } from '../db/generated/client.ts';
+import { err, ok, type Result } from '../result.ts';
 
 /** The envelope context of an app's secret: a blob copied to another app does not open. */
 export function appSecretContext(appId: string): string {
@@ -24,40 +26,49 @@ function splitSecret(auth: AppAuth): { publicAuth: PublicAuth; secret: string | 
   }
 }
 
-export type PutAppOutcome = { ok: true; appId: string; tools: string[] } | { ok: false; issues: Issue[] };
+export interface PutAppValue {
+  appId: string;
+  tools: string[];
+  skipped: SkippedOperation[];
+}
 
-/** Validates and stores (create or replace) an app registration; the secret is sealed first. */
+/** The parameter an api_key app's service credential fills in: never part of a tool. */
+export function serviceParameter(auth: PublicAuth): ServiceParameter | undefined {
+  return auth.type === 'api_key' ? { in: auth.in, name: auth.name } : undefined;
+}
+
+/**
+ * Validates, compiles (on the compiler's worker thread) and stores an app registration, create or
+ * replace; the secret is sealed first. Refused with issues pointing into the registration.
+ */
 export async function putApp(
   prisma: PrismaClient,
   envelope: Envelope,
+  compiler: DocumentCompiler,
   input: PutAppInput,
   now: Date,
-): Promise<PutAppOutcome> {
-  const compiled = await compileApp(input.openapi);
-  if (!compiled.ok) return compiled;
-  const baseUrl = input.baseUrl ?? compiled.app.serverUrl;
-  if (!baseUrl) {
-    return {
-      ok: false,
-      issues: [
-        {
-          path: '/baseUrl',
-          message: 'A base URL is required: the OpenAPI document has no absolute http(s) servers[0].url.',
-        },
-      ],
-    };
-  }
-  const tools = [...compiled.app.tools.keys()];
+): Promise<Result<PutAppValue, Issue[]>> {
   const { publicAuth, secret } = splitSecret(input.auth);
+  const service = serviceParameter(publicAuth);
+  const compiled = await compiler.compile(input.openapi, service ? { service } : {});
+  if (!compiled.ok) return err(compiled.issues);
+  const baseUrl = input.baseUrl ?? compiled.serverUrl;
+  if (!baseUrl) {
+    return err([
+      {
+        path: '/baseUrl',
+        message: 'A base URL is required: the OpenAPI document has no absolute http(s) servers[0].url.',
+      },
+    ]);
+  }
   const authSecret = secret === null ? null : await envelope.seal(secret, appSecretContext(input.appId));
   const data = {
     provider: input.provider,
     baseUrl: input.baseUrl ?? null,
-    // Kept as text: jsonb does not keep key order, and the tools (their order, the media types
-    // picked) must come out of the stored document exactly as they came out of the registration.
-    openapi: {
-      $text: typeof input.openapi === 'string' ? input.openapi : JSON.stringify(input.openapi),
-    } as Prisma.InputJsonValue,
+    // Kept as text: the tools (their order, the media types picked) come out of the stored document
+    // exactly as they came out of the registration.
+    openapi: compiled.documentText,
+    catalog: compiled.catalogText,
     authType: input.auth.type,
     authConfig: publicAuth as Prisma.InputJsonValue,
     authSecret: authSecret === null ? null : new Uint8Array(authSecret),
@@ -69,20 +80,12 @@ export async function putApp(
     update: data,
     select: { id: true },
   });
-  return { ok: true, appId: input.appId, tools };
+  return ok({ appId: input.appId, tools: compiled.tools, skipped: compiled.skipped });
 }
 
 export async function deleteApp(prisma: PrismaClient, appId: string): Promise<boolean> {
   const { count } = await prisma.app.deleteMany({ where: { id: appId } });
   return count > 0;
-}
-
-/** The stored document: its YAML/JSON text kept under `$text` (an object in rows stored before that). */
-export function storedDocument(openapi: unknown): unknown {
-  if (openapi && typeof openapi === 'object' && '$text' in openapi && Object.keys(openapi).length === 1) {
-    return (openapi as { $text: string }).$text;
-  }
-  return openapi;
 }
 
 export function appView(app: {
@@ -91,6 +94,7 @@ export function appView(app: {
   baseUrl: string;
   auth: PublicAuth;
   tools: string[];
+  skipped: SkippedOperation[];
   updatedAt: Date;
 }): AppView {
   return { ...app, updatedAt: app.updatedAt.toISOString() };

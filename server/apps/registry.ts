@@ -1,10 +1,11 @@
 import type { Logger } from 'pino';
-import type { PublicAuth } from '../../shared/schemas/apps.ts';
-import { type CompiledApp, compileApp } from '../catalog/catalog.ts';
+import { type PublicAuth, publicAuthSchema } from '../../shared/schemas/apps.ts';
+import { type CompiledApp, openCatalog } from '../catalog/catalog.ts';
+import { DocumentCompiler } from '../catalog/compiler.ts';
 import type { Clock } from '../clock.ts';
 import type { Envelope } from '../crypto/envelope.ts';
 import type { PrismaClient } from '../db/generated/client.ts';
-import { appSecretContext, storedDocument } from './apps.ts';
+import { appSecretContext, serviceParameter } from './apps.ts';
 
 /** An app as the proxy needs it: compiled tools, effective base URL, auth and its sealed secret. */
 export interface LoadedApp {
@@ -26,13 +27,39 @@ interface Entry {
 /** How stale a cached app may be: a change made through another server is seen within this time. */
 const REVALIDATE_MS = 1_000;
 
+const appRow = {
+  id: true,
+  provider: true,
+  baseUrl: true,
+  openapi: true,
+  catalog: true,
+  authConfig: true,
+  authSecret: true,
+  updatedAt: true,
+} as const;
+
+interface AppRow {
+  id: string;
+  provider: string;
+  baseUrl: string | null;
+  openapi: string;
+  catalog: string | null;
+  authConfig: unknown;
+  authSecret: Uint8Array | null;
+  updatedAt: Date;
+}
+
 /**
  * Compiled apps, cached per process. The database stays the truth: an entry older than
- * REVALIDATE_MS costs one indexed read of `updated_at`, and a changed or deleted app is reloaded.
+ * REVALIDATE_MS costs one indexed read of `updated_at` (one read for all apps in `list`), and a
+ * changed or deleted app is reloaded. Loading reads the catalog compiled at registration; only a
+ * catalog of an older format is compiled again (on the compiler's worker thread) and stored back.
  */
 export class AppRegistry {
   readonly #entries = new Map<string, Entry>();
   readonly #loading = new Map<string, Promise<LoadedApp | null>>();
+  /** Compiles documents off the event loop, for registrations and for catalogs of an older format. */
+  readonly compiler = new DocumentCompiler();
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -55,10 +82,40 @@ export class AppRegistry {
     return this.#load(appId, now);
   }
 
-  /** Every registered app, in id order. */
+  /** Every registered app, in id order: one query for what changed, one for the rows to load. */
   async list(): Promise<LoadedApp[]> {
-    const rows = await this.prisma.app.findMany({ select: { id: true }, orderBy: { id: 'asc' } });
-    const apps = await Promise.all(rows.map((row) => this.get(row.id)));
+    const now = this.clock.now();
+    const rows = await this.prisma.app.findMany({
+      select: { id: true, updatedAt: true },
+      orderBy: { id: 'asc' },
+    });
+    const stale: string[] = [];
+    for (const row of rows) {
+      const cached = this.#entries.get(row.id)?.app;
+      if (cached && cached.updatedAt.getTime() === row.updatedAt.getTime()) {
+        (this.#entries.get(row.id) as Entry).checkedAt = now;
+      } else if (!this.#loading.has(row.id)) {
+        stale.push(row.id);
+      }
+    }
+    const listed = new Set(rows.map((row) => row.id));
+    for (const id of this.#entries.keys()) if (!listed.has(id)) this.#entries.delete(id);
+    if (stale.length > 0) {
+      const full = await this.prisma.app.findMany({ where: { id: { in: stale } }, select: appRow });
+      await Promise.all(
+        full.map((row) => {
+          const promise = this.#build(row).then((app) => {
+            this.#entries.set(row.id, { app, checkedAt: now });
+            return app;
+          });
+          this.#track(row.id, promise);
+          return promise;
+        }),
+      );
+    }
+    const apps = await Promise.all(
+      rows.map((row) => this.#loading.get(row.id) ?? Promise.resolve(this.#entries.get(row.id)?.app ?? null)),
+    );
     return apps.filter((app): app is LoadedApp => app !== null);
   }
 
@@ -70,37 +127,36 @@ export class AppRegistry {
   #load(appId: string, now: number): Promise<LoadedApp | null> {
     const running = this.#loading.get(appId);
     if (running) return running;
-    const promise = this.#read(appId)
+    const promise = this.prisma.app
+      .findUnique({ where: { id: appId }, select: appRow })
+      .then((row) => (row ? this.#build(row) : null))
       .then((app) => {
         this.#entries.set(appId, { app, checkedAt: now });
         return app;
-      })
-      .finally(() => this.#loading.delete(appId));
-    this.#loading.set(appId, promise);
+      });
+    this.#track(appId, promise);
     return promise;
   }
 
-  async #read(appId: string): Promise<LoadedApp | null> {
-    const row = await this.prisma.app.findUnique({
-      where: { id: appId },
-      select: {
-        id: true,
-        provider: true,
-        baseUrl: true,
-        openapi: true,
-        authConfig: true,
-        authSecret: true,
-        updatedAt: true,
-      },
-    });
-    if (!row) return null;
-    const compiled = await compileApp(storedDocument(row.openapi));
-    if (!compiled.ok) {
-      // Stored documents were valid when registered; a failure here means the catalog changed.
-      this.logger.error({ appId, issues: compiled.issues.slice(0, 5) }, 'stored app no longer compiles');
+  #track(appId: string, promise: Promise<LoadedApp | null>): void {
+    this.#loading.set(appId, promise);
+    const done = () => {
+      if (this.#loading.get(appId) === promise) this.#loading.delete(appId);
+    };
+    promise.then(done, done);
+  }
+
+  /** A row → a loaded app; null (logged) when it can't be served, which never stops the server. */
+  async #build(row: AppRow): Promise<LoadedApp | null> {
+    const auth = publicAuthSchema.safeParse(row.authConfig);
+    if (!auth.success) {
+      this.logger.error({ appId: row.id }, 'stored app has an unreadable auth block');
       return null;
     }
-    const baseUrl = row.baseUrl ?? compiled.app.serverUrl;
+    const compiled =
+      (row.catalog !== null ? openCatalog(row.catalog) : null) ?? (await this.#recompile(row, auth.data));
+    if (!compiled) return null;
+    const baseUrl = row.baseUrl ?? compiled.serverUrl;
     if (!baseUrl) return null;
     const sealed = row.authSecret ? Buffer.from(row.authSecret) : null;
     let opened: Promise<string | null> | undefined;
@@ -108,8 +164,8 @@ export class AppRegistry {
       appId: row.id,
       provider: row.provider,
       baseUrl,
-      auth: row.authConfig as PublicAuth,
-      compiled: compiled.app,
+      auth: auth.data,
+      compiled,
       updatedAt: row.updatedAt,
       secret: () => {
         if (!sealed) return Promise.resolve(null);
@@ -120,5 +176,25 @@ export class AppRegistry {
         return opened;
       },
     };
+  }
+
+  /** A catalog of an older format (or none): compiled again from the stored document and stored back. */
+  async #recompile(row: AppRow, auth: PublicAuth): Promise<CompiledApp | null> {
+    const service = serviceParameter(auth);
+    const outcome = await this.compiler.compile(row.openapi, service ? { service } : {});
+    if (!outcome.ok) {
+      this.logger.error(
+        { appId: row.id, issues: outcome.issues.slice(0, 5) },
+        'stored app no longer compiles',
+      );
+      return null;
+    }
+    // Only the version that was compiled: a replacement stored meanwhile keeps its own catalog.
+    await this.prisma.app.updateMany({
+      where: { id: row.id, updatedAt: row.updatedAt },
+      // The version stays the same (Prisma would stamp a new updated_at): other servers keep their cache.
+      data: { catalog: outcome.catalogText, updatedAt: row.updatedAt },
+    });
+    return openCatalog(outcome.catalogText);
   }
 }

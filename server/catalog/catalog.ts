@@ -1,27 +1,40 @@
 /**
- * An app's OpenAPI document → its compiled tools. Done once per registration (and when a server
- * loads the app); a call then costs one map lookup and one compiled validator run.
+ * An app's document → its catalog, and a stored catalog → callable tools.
+ *
+ * `compileDocument` is the expensive part (run off the event loop by `compiler.ts`); it answers the
+ * catalog as JSON text, which is stored beside the document. `openCatalog` turns that text into
+ * tools cheaply: each tool's schema stays text until it is first shown, and its validator is
+ * compiled on its first call, into an ajv that belongs to this app alone.
  *
  * @example
- * const compiled = await compileApp(registration.openapi);
+ * const compiled = await compileDocument(registration.openapi, { service: { in: 'header', name: 'X-Api-Key' } });
  * if (!compiled.ok) return apiError('invalid_request', 'The OpenAPI document has problems.', { issues: compiled.issues });
- * const tool = compiled.app.tools.get('getItem');
+ * const app = openCatalog(compiled.catalogText);
+ * const tool = app?.tools.get('getItem');
  * const issues = tool.validate(parameters);
  * const request = tool.buildRequest(baseUrl, parameters, { credentials: { headers: { 'x-api-key': key } } });
  */
-import { documentServerUrl, type ParsedDocument, type ParseOptions, parseDocument } from './document.ts';
+import type { Ajv2020, ValidateFunction } from 'ajv/dist/2020.js';
+import { documentServerUrl, loadDocument } from './document.ts';
 import { child } from './pointer.ts';
 import { type BuildOptions, type BuildOutcome, buildUpstreamRequest } from './request.ts';
 import { deriveTools } from './tools.ts';
-import type { Issue, OpenApiVersion, Outcome, Tool } from './types.ts';
-import { parametersValidator, validateParameters } from './validate.ts';
+import type { Issue, OpenApiVersion, Outcome, ServiceParameter, SkippedOperation, Tool } from './types.ts';
+import { createAjv, errorsToIssues } from './validate.ts';
+
+/** Bumped whenever what `compileDocument` produces changes: stored catalogs of another format are recompiled. */
+export const CATALOG_FORMAT = 1;
 
 export interface CompiledTool {
-  tool: Tool;
+  readonly name: string;
+  /** The tool, its `parametersSchema` parsed on first use. */
+  readonly tool: Tool;
   /** The problems of a call's `parameters` (empty when valid), pointers into `parameters`. */
   validate(parameters: unknown): Issue[];
   /** The upstream request for validated `parameters`. */
   buildRequest(baseUrl: string, parameters: unknown, options?: BuildOptions): BuildOutcome;
+  /** Whether every word (lower-case) occurs in the tool's name, summary or description. */
+  matches(words: string[]): boolean;
 }
 
 export interface CompiledApp {
@@ -30,44 +43,195 @@ export interface CompiledApp {
   serverUrl: string | null;
   /** By tool name, in document order. */
   tools: Map<string, CompiledTool>;
+  /** Operations left out, with their reasons. */
+  skipped: SkippedOperation[];
 }
 
-/** Parses, checks and compiles a registration's document; issues point into the registration body. */
-export async function compileApp(
-  openapi: unknown,
-  options: ParseOptions = {},
-): Promise<Outcome<{ app: CompiledApp }>> {
-  const parsed = await parseDocument(openapi, options);
-  if (!parsed.ok) return parsed;
-  return compileParsed(parsed, options);
+/** A tool as stored: its schema kept as JSON text. */
+type StoredTool = Omit<Tool, 'parametersSchema'> & { schema: string };
+
+interface StoredCatalog {
+  format: number;
+  version: OpenApiVersion;
+  serverUrl: string | null;
+  tools: StoredTool[];
+  skipped: SkippedOperation[];
 }
 
-/** Compiles the tools of an already parsed document. */
-export function compileParsed(
-  parsed: ParsedDocument,
-  options: ParseOptions = {},
-): Outcome<{ app: CompiledApp }> {
+export interface CompileOptions {
+  /** The parameter the app's api_key auth fills in, left out of every tool. */
+  service?: ServiceParameter;
+  /** Prepended to every issue's pointer (default `/openapi`: the document is the registration's `openapi`). */
+  pointerPrefix?: string;
+}
+
+export interface CompiledDocument {
+  /** The catalog as stored (`openCatalog` reads it). */
+  catalogText: string;
+  /** The document as stored: the registration's text, or its JSON. */
+  documentText: string;
+  tools: string[];
+  skipped: SkippedOperation[];
+  serverUrl: string | null;
+}
+
+/** Reads, converts and compiles a registration's document; issues point into the registration body. */
+export async function compileDocument(
+  input: unknown,
+  options: CompileOptions = {},
+): Promise<Outcome<CompiledDocument>> {
   const prefix = options.pointerPrefix ?? '/openapi';
-  const tools = new Map<string, CompiledTool>();
-  const issues: Issue[] = [];
-  for (const tool of deriveTools(parsed.document, parsed.version)) {
-    try {
-      parametersValidator(tool); // compiled now, so a broken schema is a registration problem
-      tools.set(tool.name, {
-        tool,
-        validate: (parameters) => validateParameters(tool, parameters),
-        buildRequest: (baseUrl, parameters, buildOptions) =>
-          buildUpstreamRequest(tool, baseUrl, parameters, buildOptions),
-      });
-    } catch (error) {
-      // A schema ajv can't compile (e.g. a `pattern` that is not a valid Unicode regular expression).
-      const reason = error instanceof Error ? error.message : String(error);
-      issues.push({
-        path: child(`${prefix}/paths`, tool.pathTemplate, tool.method.toLowerCase()),
-        message: `The parameter schemas of operation "${tool.name}" can't be compiled: ${reason}.`,
-      });
-    }
+  const loaded = await loadDocument(input);
+  if (!loaded.ok) {
+    return {
+      ok: false,
+      issues: loaded.issues.map((issue) => ({ path: prefix + issue.path, message: issue.message })),
+    };
   }
-  if (issues.length > 0) return { ok: false, issues };
-  return { ok: true, app: { version: parsed.version, serverUrl: documentServerUrl(parsed.document), tools } };
+  const derived = deriveTools(loaded.document, loaded.version, {
+    ajv: createAjv(),
+    documentNodes: loaded.nodes,
+    pointerPrefix: prefix,
+    ...(options.service ? { service: options.service } : {}),
+  });
+  if (derived.issues.length > 0) return { ok: false, issues: derived.issues };
+  if (derived.tools.length === 0) {
+    const issues: Issue[] = derived.skipped.slice(0, 100).map((operation) => ({
+      path: child(`${prefix}/paths`, operation.path, operation.method.toLowerCase()),
+      message: `No operation can be served: ${operation.reason}`,
+    }));
+    return {
+      ok: false,
+      issues:
+        issues.length > 0
+          ? issues
+          : [{ path: `${prefix}/paths`, message: 'The document defines no operation.' }],
+    };
+  }
+  const serverUrl = documentServerUrl(loaded.document);
+  const catalog: StoredCatalog = {
+    format: CATALOG_FORMAT,
+    version: loaded.version,
+    serverUrl,
+    tools: derived.tools.map(({ parametersSchema, ...tool }) => ({
+      ...tool,
+      schema: JSON.stringify(parametersSchema),
+    })),
+    skipped: derived.skipped,
+  };
+  return {
+    ok: true,
+    catalogText: JSON.stringify(catalog),
+    documentText: loaded.text,
+    tools: derived.tools.map((tool) => tool.name),
+    skipped: derived.skipped,
+    serverUrl,
+  };
+}
+
+/** The callable tools of a stored catalog; null when it is unreadable or of another format. */
+export function openCatalog(text: string): CompiledApp | null {
+  let catalog: StoredCatalog;
+  try {
+    catalog = JSON.parse(text) as StoredCatalog;
+  } catch {
+    return null;
+  }
+  if (catalog?.format !== CATALOG_FORMAT || !Array.isArray(catalog.tools)) return null;
+  let ajv: Ajv2020 | undefined;
+  const appAjv = () => {
+    ajv ??= createAjv();
+    return ajv;
+  };
+  const tools = new Map<string, CompiledTool>();
+  for (const stored of catalog.tools) tools.set(stored.name, new LazyTool(stored, appAjv));
+  return { version: catalog.version, serverUrl: catalog.serverUrl, tools, skipped: catalog.skipped ?? [] };
+}
+
+/** Compiles in this thread: for tests and tools; the server compiles through `compiler.ts`. */
+export async function compileApp(
+  input: unknown,
+  options: CompileOptions = {},
+): Promise<Outcome<{ app: CompiledApp; documentText: string }>> {
+  const compiled = await compileDocument(input, options);
+  if (!compiled.ok) return compiled;
+  const app = openCatalog(compiled.catalogText) as CompiledApp;
+  return { ok: true, app, documentText: compiled.documentText };
+}
+
+class LazyTool implements CompiledTool {
+  readonly name: string;
+  readonly #stored: StoredTool;
+  readonly #ajv: () => Ajv2020;
+  #tool: Tool | undefined;
+  #validator: ValidateFunction | Error | undefined;
+  #haystack: string | undefined;
+  /** Keys of the optional query, header and cookie parameters: `null` there means "leave it out". */
+  readonly #omittable: Set<string>;
+
+  constructor(stored: StoredTool, ajv: () => Ajv2020) {
+    this.name = stored.name;
+    this.#stored = stored;
+    this.#ajv = ajv;
+    this.#omittable = new Set(
+      stored.parameters.filter((p) => !p.required && p.in !== 'path').map((p) => p.key),
+    );
+  }
+
+  get tool(): Tool {
+    if (!this.#tool) {
+      const { schema, ...rest } = this.#stored;
+      this.#tool = { ...rest, parametersSchema: JSON.parse(schema) };
+    }
+    return this.#tool;
+  }
+
+  validate(parameters: unknown): Issue[] {
+    const validator = this.#validatorOrError();
+    if (validator instanceof Error) {
+      return [{ path: '', message: `The tool's parameter schema can't be used: ${validator.message}` }];
+    }
+    const value = this.#withoutOmitted(parameters);
+    return validator(value) ? [] : errorsToIssues(validator.errors ?? [], 'parameters');
+  }
+
+  buildRequest(baseUrl: string, parameters: unknown, options?: BuildOptions): BuildOutcome {
+    return buildUpstreamRequest(this.tool, baseUrl, parameters, options);
+  }
+
+  matches(words: string[]): boolean {
+    this.#haystack ??= `${this.#stored.name}\n${this.#stored.description}`.toLowerCase();
+    const haystack = this.#haystack;
+    return words.every((word) => haystack.includes(word));
+  }
+
+  #validatorOrError(): ValidateFunction | Error {
+    if (!this.#validator) {
+      const ajv = this.#ajv();
+      const schema = this.tool.parametersSchema;
+      try {
+        this.#validator = ajv.compile(schema);
+      } catch (error) {
+        this.#validator = error instanceof Error ? error : new Error(String(error));
+      } finally {
+        // The function keeps what it needs; dropping the schema from ajv's cache keeps memory flat.
+        ajv.removeSchema(schema);
+      }
+    }
+    return this.#validator;
+  }
+
+  /** `parameters` without the optional query, header and cookie parameters given as `null`. */
+  #withoutOmitted(parameters: unknown): unknown {
+    if (typeof parameters !== 'object' || parameters === null || Array.isArray(parameters)) return parameters;
+    const record = parameters as Record<string, unknown>;
+    if (!Object.entries(record).some(([key, value]) => value === null && this.#omittable.has(key)))
+      return parameters;
+    const copy: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(record)) {
+      if (value === null && this.#omittable.has(key)) continue;
+      Object.defineProperty(copy, key, { value, enumerable: true, writable: true, configurable: true });
+    }
+    return copy;
+  }
 }

@@ -1,97 +1,76 @@
 /**
- * A registration's OpenAPI document → a checked, dereferenced document, or the list of its problems.
+ * A registration's document → an OpenAPI 3.x document to derive tools from, or why it is not one.
  *
- * Order: parse (a JSON object, or YAML/JSON text) → version (3.0.x or 3.1.x) → references (only
- * internal `#/...` ones; nothing is ever fetched) → toolgate's own checks (operationIds, parameters,
- * bodies; each problem at its JSON Pointer) → the full OpenAPI schema validation of
- * @readme/openapi-parser (its messages carry no pointer: they are reported at the document) →
- * dereference. Pointers are prefixed (`/openapi` by default) to point into the registration body.
+ * Order: parse (a JSON object, or YAML/JSON text) → Swagger 2.0 converted to OpenAPI 3.0
+ * (swagger2openapi, nothing external resolved) → version (3.0.x or 3.1.x). Nothing else refuses a
+ * document here: real documents are imperfect, and each operation is judged on its own
+ * (`tools.ts`). References are followed where they are used; nothing is ever fetched.
  */
-import { validate } from '@readme/openapi-parser';
+import s2o from 'swagger2openapi';
 import { parse as parseYaml } from 'yaml';
 import type { Issue } from '../../shared/errors.ts';
-import { checkDocument } from './checks.ts';
 import { isObject } from './pointer.ts';
-import { checkRefs, dereference } from './refs.ts';
-import type { JsonObject, OpenApiDocument, OpenApiVersion, Outcome } from './types.ts';
+import type { JsonObject, OpenApiVersion, Outcome } from './types.ts';
 
-export interface ParsedDocument {
+export interface LoadedDocument {
   version: OpenApiVersion;
-  /**
-   * The document with its internal references replaced by what they point to. A reference that
-   * closes a cycle of schemas stays a `$ref` with the same pointer, which resolves in this document.
-   */
-  document: OpenApiDocument;
-}
-
-export interface ParseOptions {
-  /** Prepended to every issue's pointer; the document is the `openapi` field of a registration. */
-  pointerPrefix?: string;
+  document: JsonObject;
+  /** The registration's document as JSON or YAML text, as it is stored. */
+  text: string;
+  /** JSON nodes (objects and arrays) of the document, its measure against `$ref` bombs. */
+  nodes: number;
 }
 
 const VERSION = /^3\.([01])\.\d+(-[0-9A-Za-z.-]+)?$/;
 
-export async function parseDocument(
-  input: unknown,
-  options: ParseOptions = {},
-): Promise<Outcome<ParsedDocument>> {
-  const prefix = options.pointerPrefix ?? '/openapi';
-  const fail = (issues: Issue[]) => ({
-    ok: false as const,
-    issues: issues.map((issue) => ({ path: prefix + issue.path, message: issue.message })),
-  });
-
-  const loaded = load(input);
-  if (!loaded.ok) return fail(loaded.issues);
-  const document = loaded.document;
-
-  const versionMatch = typeof document.openapi === 'string' ? VERSION.exec(document.openapi) : null;
-  if (!versionMatch) {
-    const message =
-      document.swagger !== undefined
-        ? 'Swagger 2.0 documents are not supported; convert the document to OpenAPI 3.'
-        : 'openapi must be an OpenAPI version 3.0.x or 3.1.x, such as "3.1.0".';
-    return fail([{ path: '/openapi', message }]);
-  }
-  const version: OpenApiVersion = versionMatch[1] === '0' ? '3.0' : '3.1';
-
-  const refIssues = checkRefs(document);
-  if (refIssues.length > 0) return fail(refIssues);
-  const issues = checkDocument(document, version);
-  if (issues.length > 0) return fail(issues);
-  const specIssues = await validateSpecification(document, version);
-  if (specIssues.length > 0) return fail(specIssues);
-
-  return { ok: true, version, document: dereference(document as OpenApiDocument, version) };
-}
-
-/** The document as a fresh JSON object (the caller's input is never modified). */
-function load(input: unknown): { ok: true; document: JsonObject } | { ok: false; issues: Issue[] } {
+/** Issues point at the document itself; the caller prefixes them (`/openapi`). */
+export async function loadDocument(input: unknown): Promise<Outcome<LoadedDocument>> {
+  const fail = (path: string, message: string) => ({ ok: false as const, issues: [{ path, message }] });
   let value = input;
+  let text: string;
   if (typeof input === 'string') {
+    text = input;
     try {
-      // JSON text (how stored documents are kept) parses faster and keeps its key order as JSON;
-      // anything else is YAML, a superset of JSON, with aliases capped against expansion bombs.
+      // JSON text parses faster and keeps its key order as JSON; anything else is YAML, a superset
+      // of JSON, with aliases capped against expansion bombs.
       value = parseJsonOrYaml(input);
     } catch (error) {
       const reason = error instanceof Error ? error.message.split('\n')[0] : 'unreadable';
-      return {
-        ok: false,
-        issues: [{ path: '', message: `The document is neither JSON nor YAML: ${reason}.` }],
-      };
+      return fail('', `The document is neither JSON nor YAML: ${reason}.`);
     }
+  } else {
+    text = JSON.stringify(input);
   }
-  if (!isObject(value)) {
-    return {
-      ok: false,
-      issues: [{ path: '', message: 'The document must be an OpenAPI document (an object).' }],
-    };
+  if (!isObject(value)) return fail('', 'The document must be an OpenAPI document (an object).');
+  let document: JsonObject = value;
+
+  if (document.swagger !== undefined && document.openapi === undefined) {
+    if (document.swagger !== '2.0')
+      return fail('/swagger', 'swagger must be "2.0"; other Swagger versions are not supported.');
+    const converted = await convertSwagger(document);
+    if (!converted.ok) return converted;
+    document = converted.document;
   }
-  try {
-    return { ok: true, document: structuredClone(value) };
-  } catch {
-    return { ok: false, issues: [{ path: '', message: 'The document must be plain JSON data.' }] };
+  const versionMatch = typeof document.openapi === 'string' ? VERSION.exec(document.openapi) : null;
+  if (!versionMatch) {
+    return fail(
+      '/openapi',
+      'openapi must be an OpenAPI version 3.0.x or 3.1.x, such as "3.1.0" (or swagger "2.0").',
+    );
   }
+  if (!isObject(document.paths) || Object.keys(document.paths).length === 0) {
+    return fail(
+      '/paths',
+      'The document defines no operation (paths is missing or empty), so it would give no tools.',
+    );
+  }
+  return {
+    ok: true,
+    version: versionMatch[1] === '0' ? '3.0' : '3.1',
+    document,
+    text,
+    nodes: countNodes(document),
+  };
 }
 
 function parseJsonOrYaml(text: string): unknown {
@@ -102,34 +81,40 @@ function parseJsonOrYaml(text: string): unknown {
   }
 }
 
-/** The full OpenAPI schema and rules of @readme/openapi-parser, with external resolution off. */
-async function validateSpecification(document: JsonObject, version: OpenApiVersion): Promise<Issue[]> {
+/** Swagger 2.0 → OpenAPI 3.0 with swagger2openapi: lenient (`patch`), no external reference resolved. */
+async function convertSwagger(document: JsonObject): Promise<Outcome<{ document: JsonObject }>> {
   try {
-    const result = await validate(structuredClone(document) as never, {
-      resolve: { external: false, file: false },
-      validate: { errors: { colorize: false } },
+    const result = await s2o.convertObj(structuredClone(document) as never, {
+      patch: true,
+      warnOnly: true,
+      resolve: false,
+      resolveInternal: false,
     });
-    if (result.valid) return [];
-    return result.errors.map((error) => ({
-      path: '',
-      message: specificationMessage(error.message, version),
-    }));
+    const converted = (result as { openapi?: unknown }).openapi;
+    if (!isObject(converted)) throw new Error('no document came out');
+    return { ok: true, document: converted };
   } catch (error) {
     const reason = error instanceof Error ? error.message.split('\n')[0] : 'unknown reason';
-    return [{ path: '', message: `The document could not be validated: ${reason}.` }];
+    const issues: Issue[] = [
+      { path: '', message: `The Swagger 2.0 document could not be converted to OpenAPI 3: ${reason}.` },
+    ];
+    return { ok: false, issues };
   }
 }
 
-/**
- * One sentence from the validator's message: its first line, and the document line its code frame
- * marks (the frame shows the dereferenced document, so only the line's text is meaningful).
- */
-function specificationMessage(raw: string, version: OpenApiVersion): string {
-  const lines = raw.split('\n');
-  const head = (lines[0] ?? '').replace(/^[A-Z][A-Z_ ]*[A-Z] (?=\S)/, '').replace(/\.$/, '');
-  const marked = lines.find((line) => /^\s*>\s*\d+\s*\|/.test(line));
-  const near = marked?.replace(/^\s*>\s*\d+\s*\|\s*/, '').trim();
-  return `The document does not follow the OpenAPI ${version} specification: ${head}${near ? ` (at ${near})` : ''}.`;
+/** Objects and arrays in a JSON value, counted without recursion (documents can be deep). */
+function countNodes(root: unknown): number {
+  let count = 0;
+  const pending: unknown[] = [root];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (typeof node !== 'object' || node === null) continue;
+    count += 1;
+    for (const value of Array.isArray(node) ? node : Object.values(node)) {
+      if (typeof value === 'object' && value !== null) pending.push(value);
+    }
+  }
+  return count;
 }
 
 /**

@@ -4,6 +4,7 @@
  * dereferenced one alike.
  */
 import { child, getAt, isObject, refToPointer } from './pointer.ts';
+import { Unservable } from './schema.ts';
 import { HTTP_METHODS, type HttpMethod, type JsonObject } from './types.ts';
 
 /** A node with the pointer where it is defined (the end of its `$ref` chain). */
@@ -56,17 +57,33 @@ export function listOperations(document: JsonObject): OperationEntry[] {
 
 /**
  * The operation's parameters with the path item's merged in: an operation-level parameter replaces
- * a path-level one of the same name and location. Malformed entries are skipped.
+ * a path-level one of the same name and location. Throws `Unservable` for an entry that is not a
+ * parameter (a reference to nothing, no name or location).
  */
 export function mergedParameters(document: unknown, entry: OperationEntry): Located<JsonObject>[] {
   const byKey = new Map<string, Located<JsonObject>>();
   for (const owner of [entry.pathItem, entry.operation]) {
     const list = owner.value.parameters;
-    if (!Array.isArray(list)) continue;
+    if (list === undefined || list === null) continue;
+    if (!Array.isArray(list)) throw new Unservable('its parameters are not a list');
     for (const [index, raw] of list.entries()) {
       const parameter = follow(document, raw, child(owner.pointer, 'parameters', index));
       const value = parameter.value;
-      if (!isObject(value) || typeof value.name !== 'string' || typeof value.in !== 'string') continue;
+      if (
+        isObject(raw) &&
+        typeof raw.$ref === 'string' &&
+        (!isObject(value) || typeof value.$ref === 'string')
+      ) {
+        throw new Unservable(`its parameter reference "${raw.$ref}" can't be resolved inside the document`);
+      }
+      if (
+        !isObject(value) ||
+        typeof value.name !== 'string' ||
+        value.name === '' ||
+        typeof value.in !== 'string'
+      ) {
+        throw new Unservable(`parameter ${index + 1} has no name or no location`);
+      }
       // Header names are case-insensitive; the others are not.
       byKey.set(parameterKey(value.in, value.name), parameter as Located<JsonObject>);
     }
@@ -120,24 +137,31 @@ export const RESERVED_HEADERS = new Set([
 /** An RFC 9110 token: what a header or cookie name may be. */
 export const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-/** Keys (`parameterKey`) of the document's apiKey security schemes: credentials, not parameters. */
-export function credentialParameterKeys(document: JsonObject): Set<string> {
+/**
+ * Keys (`parameterKey`) of the parameters the operation's own security schemes name (apiKey
+ * schemes of its `security`, else the document's): credentials the service fills in, not parameters.
+ */
+export function securityParameterKeys(document: JsonObject, operation: JsonObject): Set<string> {
   const keys = new Set<string>();
   const components = document.components;
   const schemes = isObject(components) ? components.securitySchemes : undefined;
-  if (!isObject(schemes)) return keys;
-  for (const raw of Object.values(schemes)) {
-    const scheme = follow(document, raw, '').value;
-    if (isObject(scheme) && scheme.type === 'apiKey' && typeof scheme.name === 'string') {
-      keys.add(parameterKey(String(scheme.in), scheme.name));
+  const requirements = Array.isArray(operation.security) ? operation.security : document.security;
+  if (!isObject(schemes) || !Array.isArray(requirements)) return keys;
+  for (const requirement of requirements) {
+    if (!isObject(requirement)) continue;
+    for (const name of Object.keys(requirement)) {
+      const scheme = follow(document, schemes[name], '').value;
+      if (isObject(scheme) && scheme.type === 'apiKey' && typeof scheme.name === 'string') {
+        keys.add(parameterKey(String(scheme.in), scheme.name));
+      }
     }
   }
   return keys;
 }
 
 /**
- * Why a parameter is not part of the tool, or null when it is. Reserved headers and parameters
- * that carry an apiKey credential are supplied by the service, never by the caller.
+ * Why a parameter is not part of the tool, or null when it is. Reserved headers (`Authorization`
+ * among them) and parameters that carry a credential are supplied by the service, never by the caller.
  */
 export function excludedBecause(parameter: JsonObject, credentials: Set<string>): string | null {
   const name = String(parameter.name);

@@ -39,11 +39,6 @@ export function refToPointer(ref: string): string | null {
   }
 }
 
-export function pointerToRef(pointer: string): string {
-  // The fragment form percent-encodes what a URI fragment cannot hold raw.
-  return `#${pointer.replace(/[^A-Za-z0-9\-._~!$&'()*+,;=:@/]/g, (char) => encodeURIComponent(char))}`;
-}
-
 /** The value at `pointer` in `root`, or undefined when a token does not exist. */
 export function getAt(root: unknown, pointer: string): unknown {
   if (pointer === '') return root;

@@ -8,6 +8,7 @@
  * compared with what was built, so no normalization by the URL parser can move it.
  */
 import type { Issue } from '../../shared/errors.ts';
+import { writeBody } from './bodies.ts';
 import { RESERVED_HEADERS, TOKEN } from './operations.ts';
 import { escapeToken, isObject, setOwn } from './pointer.ts';
 import {
@@ -24,8 +25,8 @@ export interface UpstreamRequest {
   url: URL;
   /** Lower-case header names. */
   headers: Record<string, string>;
-  /** JSON text of the body, when the tool has one and the call gave it. */
-  body?: string;
+  /** The body in the tool's media type, when the tool has one and the call gave it. */
+  body?: string | Buffer;
 }
 
 export type BuildOutcome = ({ ok: true } & UpstreamRequest) | { ok: false; issues: Issue[] };
@@ -57,7 +58,7 @@ export function buildUpstreamRequest(
   const values = isObject(parameters) ? parameters : {};
   const issues: Issue[] = [];
   const problem = (parameter: ToolParameter, message: string) =>
-    issues.push({ path: `/${escapeToken(parameter.name)}`, message });
+    issues.push({ path: `/${escapeToken(parameter.key)}`, message });
 
   let base: URL;
   try {
@@ -71,11 +72,12 @@ export function buildUpstreamRequest(
 
   const given = new Map<ToolParameter, unknown>();
   for (const parameter of tool.parameters) {
-    if (!Object.hasOwn(values, parameter.name) || values[parameter.name] === undefined) {
-      if (parameter.required) problem(parameter, `Required parameter "${parameter.name}" is missing.`);
+    const value = Object.hasOwn(values, parameter.key) ? values[parameter.key] : undefined;
+    // `null` leaves an optional query, header or cookie parameter out (CONTRACT.md §2).
+    if (value === undefined || (value === null && parameter.in !== 'path' && !parameter.required)) {
+      if (parameter.required) problem(parameter, `Required parameter "${parameter.key}" is missing.`);
       continue;
     }
-    const value = values[parameter.name];
     if (hasLoneSurrogate(value)) {
       problem(parameter, 'Must be well-formed Unicode text (it holds a lone surrogate).');
       continue;
@@ -85,7 +87,7 @@ export function buildUpstreamRequest(
   if (issues.length > 0) return { ok: false, issues };
 
   const path = expandPath(tool, given, problem);
-  const query: string[] = [];
+  const query: string[] = tool.fixedQuery ? [encodeTemplateQuery(tool.fixedQuery)] : [];
   const cookies: string[] = [];
   const headers: Record<string, string> = {};
   for (const [parameter, value] of given) {
@@ -103,25 +105,31 @@ export function buildUpstreamRequest(
       }
     }
   }
+  let body: string | Buffer | undefined;
+  if (tool.body && Object.hasOwn(values, 'body') && values.body !== undefined) {
+    const written = writeBody(tool.body, values.body);
+    if (!written.ok) issues.push(...written.issues);
+    else {
+      body = written.body;
+      headers['content-type'] = written.contentType;
+    }
+  }
   if (issues.length > 0 || path === null) return { ok: false, issues };
 
   if (cookies.length > 0) headers.cookie = cookies.join('; ');
   if (tool.accept !== null) headers.accept = tool.accept;
-  let body: string | undefined;
-  // JSON.stringify escapes lone surrogates, so any JSON value makes a valid body.
-  if (tool.body && Object.hasOwn(values, 'body') && values.body !== undefined) {
-    body = JSON.stringify(values.body);
-    headers['content-type'] = tool.body.contentType;
-  }
 
   const credentials = options.credentials ?? {};
   for (const [name, value] of Object.entries(credentials.headers ?? {}))
     setOwn(headers, name.toLowerCase(), value);
   const credentialQuery = Object.entries(credentials.query ?? {});
   const replaced = new Set(credentialQuery.map(([name]) => name));
-  const pairs = [...base.search.slice(1).split('&').filter(Boolean), ...query].filter(
-    (pair) => !replaced.has(safeDecode(pair.split('=')[0] ?? '')),
-  );
+  const pairs = [
+    ...base.search.slice(1).split('&').filter(Boolean),
+    ...query.flatMap((part) => part.split('&')),
+  ]
+    .filter(Boolean)
+    .filter((pair) => !replaced.has(safeDecode(pair.split('=')[0] ?? '')));
   for (const [name, value] of credentialQuery) pairs.push(`${encodeStrict(name)}=${encodeStrict(value)}`);
 
   const prefix = base.pathname.replace(/\/+$/, '');
@@ -146,6 +154,7 @@ export function buildUpstreamRequest(
 /**
  * The operation's path with its expressions expanded, or null with problems recorded. A segment
  * holding an expression may not come out empty, `.` or `..`: that would address another resource.
+ * A reserved expansion (`allowReserved`, `x-multi-segment`) may add segments; each is checked alike.
  */
 function expandPath(
   tool: Tool,
@@ -169,7 +178,7 @@ function expandPath(
         return serializePath(parameter, given.get(parameter));
       })
       .join('');
-    if (used.length > 0 && ['', '.', '..'].includes(expanded)) {
+    if (used.length > 0 && expanded.split('/').some((piece) => ['', '.', '..'].includes(piece))) {
       ok = false;
       for (const parameter of used) {
         problem(
@@ -181,6 +190,11 @@ function expandPath(
     return expanded;
   });
   return ok ? segments.join('/') : null;
+}
+
+/** The query a path key carries, made a valid query: characters a query can't hold raw are encoded. */
+function encodeTemplateQuery(text: string): string {
+  return text.replace(/[^A-Za-z0-9\-._~!$&'()*+,;=:@%/?]/gu, (char) => encodeURIComponent(char));
 }
 
 /** The template's own text, made a valid path: characters a path can't hold raw are encoded. */

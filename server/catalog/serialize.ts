@@ -58,6 +58,10 @@ export function serializePath(parameter: ToolParameter, value: unknown): string 
   const { name, explode } = parameter;
   if (parameter.contentType !== undefined) return enc(contentText(parameter, value));
   const s = shape(value);
+  if (parameter.allowReserved && s.kind === 'primitive' && parameter.style === 'simple') {
+    // `allowReserved` / `x-multi-segment`: `/` separates segments, each one still encoded.
+    return s.value.split('/').map(enc).join('/');
+  }
   if (s.kind !== 'primitive' && (s.kind === 'array' ? s.items.length : s.entries.length) === 0) return '';
   switch (parameter.style) {
     case 'label': {
@@ -93,6 +97,8 @@ export function serializeQuery(parameter: ToolParameter, value: unknown): string
   const key = encodeStrict(parameter.name);
   if (parameter.contentType !== undefined) return [`${key}=${enc(contentText(parameter, value))}`];
   if (parameter.style === 'deepObject' && isObject(value)) return deepObject(key, value, enc);
+  if (parameter.style === 'deepObject' && Array.isArray(value))
+    return value.map((item) => `${key}[]=${enc(text(item))}`);
   const s = shape(value);
   if (s.kind === 'primitive') return [`${key}=${enc(s.value)}`];
   const delimiter = { spaceDelimited: '%20', pipeDelimited: '|' }[parameter.style as string] ?? ',';

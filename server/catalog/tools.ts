@@ -1,102 +1,434 @@
 /**
- * A checked, dereferenced document → its tools: one per operation with an `operationId`
- * (CONTRACT.md §5), each with the JSON Schema of the closed `parameters` object (§2).
+ * A document → its tools (CONTRACT.md §5): every operation becomes a tool, named by the contract's
+ * rule, or is listed as skipped with the reason it can't be served. Each tool carries the JSON
+ * Schema of the closed `parameters` object a caller sends (§2).
  */
-import { pickJsonContent } from './media.ts';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
+import { toolNameFrom, toolNameFromPath } from '../../shared/tool-names.ts';
+import { binaryBodySchema, FORM, isFileSchema, pickContent, withFileProperties } from './media.ts';
 import {
-  credentialParameterKeys,
   excludedBecause,
+  follow,
   listOperations,
   mergedParameters,
   type OperationEntry,
+  parameterKey,
+  securityParameterKeys,
+  TOKEN,
+  templateNames,
 } from './operations.ts';
-import { isObject, setOwn } from './pointer.ts';
-import { createSchemaConverter, type SchemaConverter } from './schema.ts';
+import { child, getAt, isObject, refToPointer, setOwn } from './pointer.ts';
+import { type Converted, SchemaConverter, Unservable } from './schema.ts';
 import {
+  type Issue,
   type JsonObject,
   type JsonSchema,
-  type OpenApiDocument,
   type OpenApiVersion,
+  PARAMETER_LOCATIONS,
   type ParameterLocation,
   type ParameterStyle,
+  type PropertyEncoding,
+  type ServiceParameter,
+  type SkippedOperation,
   STYLES_BY_LOCATION,
   type Tool,
   type ToolBody,
   type ToolParameter,
 } from './types.ts';
+import { errorsToIssues } from './validate.ts';
 
 export const JSON_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
 
-/** The tools of a document that `parseDocument` accepted (it has already rejected what can't be a tool). */
-export function deriveTools(document: OpenApiDocument, version: OpenApiVersion): Tool[] {
-  const credentials = credentialParameterKeys(document);
+/**
+ * A `$ref` bomb: a request schema whose full expansion would hold more nodes than this floor and
+ * than this many times the whole document. Real documents stay far below both (measured on the
+ * APIs.guru collection, GitHub, Stripe and Kubernetes: see BENCHMARKS.md); tools never expand them.
+ */
+export const EXPANSION_FLOOR = 10_000;
+export const EXPANSION_RATIO = 20;
+
+export interface DeriveOptions {
+  /** The parameter the app's api_key auth fills in, left out of every tool. */
+  service?: ServiceParameter;
+  /** Meta-validates each tool's schema, so one ajv can't compile is skipped at registration. */
+  ajv: Ajv2020;
+  /** JSON nodes of the whole document, the measure a request schema's expansion is compared with. */
+  documentNodes: number;
+  /** Prefix of issue pointers (the document is the registration's `openapi`). */
+  pointerPrefix: string;
+}
+
+export interface Derived {
+  tools: Tool[];
+  skipped: SkippedOperation[];
+  /** Problems that refuse the whole document (a `$ref` bomb). */
+  issues: Issue[];
+}
+
+export function deriveTools(document: JsonObject, version: OpenApiVersion, options: DeriveOptions): Derived {
+  const converter = new SchemaConverter(document, version);
+  const entries = listOperations(document);
+  const names = assignNames(entries);
   const tools: Tool[] = [];
-  for (const entry of listOperations(document)) {
-    const operation = entry.operation.value;
-    if (typeof operation.operationId !== 'string') continue;
-    const converter = createSchemaConverter(document, version);
-    const sources = mergedParameters(document, entry)
-      .map((located) => located.value)
-      .filter((parameter) => excludedBecause(parameter, credentials) === null);
-    const parameters = sources.map((source) => toolParameter(source, converter));
-    const body = toolBody(operation.requestBody, converter);
-    tools.push({
-      name: operation.operationId,
+  const skipped: SkippedOperation[] = [];
+  const issues: Issue[] = [];
+  const bombLimit = Math.max(EXPANSION_FLOOR, EXPANSION_RATIO * options.documentNodes);
+
+  const derived: { tool: Tool; converted: Converted[]; pointer: string }[] = [];
+  for (const [index, entry] of entries.entries()) {
+    const operationId = entry.operation.value.operationId;
+    try {
+      derived.push({
+        ...deriveTool(document, entry, names[index] as string, converter, options),
+        pointer: entry.operation.pointer,
+      });
+    } catch (error) {
+      if (!(error instanceof Unservable)) throw error;
+      skipped.push({
+        method: entry.method.toUpperCase(),
+        path: entry.path,
+        ...(typeof operationId === 'string' ? { operationId } : {}),
+        reason: `${upperFirst(error.message)}.`,
+      });
+    }
+  }
+  // Measured once every definition is known, so recursive ones are told apart from a bomb.
+  for (const { tool, converted, pointer } of derived) {
+    const expanded = converted.reduce(
+      (total, part) => Math.min(bombLimit + 1, total + converter.expandedSize(part, bombLimit + 1)),
+      0,
+    );
+    if (expanded > bombLimit) {
+      issues.push({
+        path: options.pointerPrefix + pointer,
+        message: `The request schemas of this operation would expand to more than ${bombLimit} nodes (references nested without bound, a "$ref bomb").`,
+      });
+    }
+    tools.push(tool);
+  }
+  return { tools, skipped, issues };
+}
+
+/** Names by the contract's rule, in document order; a repeated name gets `_2`, `_3`, …. */
+function assignNames(entries: OperationEntry[]): string[] {
+  const taken = new Set<string>();
+  return entries.map((entry) => {
+    const id = entry.operation.value.operationId;
+    const base =
+      (typeof id === 'string' ? toolNameFrom(id) : '') ||
+      toolNameFromPath(entry.method, entry.path) ||
+      entry.method;
+    let name = base;
+    for (let n = 2; taken.has(name); n += 1) {
+      const suffix = `_${n}`;
+      name = base.slice(0, 128 - suffix.length) + suffix;
+    }
+    taken.add(name);
+    return name;
+  });
+}
+
+function deriveTool(
+  document: JsonObject,
+  entry: OperationEntry,
+  name: string,
+  converter: SchemaConverter,
+  options: DeriveOptions,
+): { tool: Tool; converted: Converted[] } {
+  const operation = entry.operation.value;
+  const { path, fixedQuery } = splitPathKey(entry.path);
+  checkTemplate(path);
+
+  const credentials = securityParameterKeys(document, operation);
+  if (options.service) credentials.add(parameterKey(options.service.in, options.service.name));
+  const templated = templateNames(path);
+  const sources: JsonObject[] = [];
+  for (const { value } of mergedParameters(document, entry)) {
+    checkParameter(value);
+    if (excludedBecause(value, credentials) !== null) continue;
+    // A declared path parameter the path does not use can't be sent anywhere: it is left out.
+    if (value.in === 'path' && !templated.includes(String(value.name))) continue;
+    sources.push(value);
+  }
+  for (const missing of templated.filter((n) => !sources.some((p) => p.in === 'path' && p.name === n))) {
+    // Undeclared in the document, yet needed to build the URL: a required string.
+    sources.push({ name: missing, in: 'path', required: true, schema: { type: 'string' } });
+  }
+
+  const requestBody = resolveRequestBody(document, entry);
+  const keys = parameterKeys(sources, requestBody !== null);
+  const parameters: ToolParameter[] = [];
+  const converted: Converted[] = [];
+  const properties: JsonObject = {};
+  const required: string[] = [];
+  for (const [index, source] of sources.entries()) {
+    const key = keys[index] as string;
+    const { parameter, schema } = toolParameter(source, key);
+    const part = converter.convert(schema);
+    converted.push(part);
+    parameters.push(parameter);
+    setOwn(
+      properties,
+      key,
+      annotate(part.schema, {
+        description: typeof source.description === 'string' ? source.description : undefined,
+        deprecated: source.deprecated === true ? true : undefined,
+      }),
+    );
+    if (parameter.required) required.push(key);
+  }
+
+  let body: ToolBody | null = null;
+  if (requestBody) {
+    const derived = toolBody(document, requestBody, converter);
+    body = derived.body;
+    converted.push(derived.converted);
+    properties.body = annotate(derived.converted.schema, {
+      description: typeof requestBody.description === 'string' ? requestBody.description : undefined,
+    });
+    if (body.required) required.push('body');
+  }
+
+  const defs = converter.defsFor(converted.flatMap((part) => [...part.refs.keys()]));
+  const parametersSchema: JsonObject = {
+    $schema: JSON_SCHEMA_DIALECT,
+    type: 'object',
+    properties,
+    ...(required.length > 0 ? { required } : {}),
+    additionalProperties: false,
+    ...(Object.keys(defs).length > 0 ? { $defs: defs } : {}),
+  };
+  if (!options.ajv.validateSchema(parametersSchema)) {
+    const issue = errorsToIssues(options.ajv.errors ?? [], 'schema')[0];
+    throw new Unservable(
+      `its parameter schema is not a valid JSON Schema${issue ? ` (at ${issue.path || '/'}: ${issue.message.replace(/\.$/, '')})` : ''}`,
+    );
+  }
+
+  const summary = text(operation.summary);
+  const operationDescription = text(operation.description);
+  return {
+    converted,
+    tool: {
+      name,
+      operationId: typeof operation.operationId === 'string' ? operation.operationId : null,
       method: entry.method.toUpperCase(),
-      pathTemplate: entry.path,
-      description: describe(entry),
+      pathTemplate: path,
+      fixedQuery,
+      summary,
+      operationDescription,
+      description:
+        [summary, operationDescription].filter((part) => part !== null).join('\n\n') ||
+        `${entry.method.toUpperCase()} ${entry.path}`,
       parameters,
       body,
       scopes: scopesOf(document, operation),
-      accept: acceptOf(operation),
-      parametersSchema: parametersSchema(parameters, sources, body, operation.requestBody, converter),
+      accept: acceptOf(document, operation),
+      parametersSchema,
+    },
+  };
+}
+
+/** `/files/{id}#add_shared_link` → `/files/{id}`; `/search?type=user` → `/search` + `type=user`. */
+export function splitPathKey(key: string): { path: string; fixedQuery: string | null } {
+  const withoutFragment = key.split('#')[0] ?? '';
+  const queryAt = withoutFragment.indexOf('?');
+  if (queryAt === -1) return { path: withoutFragment, fixedQuery: null };
+  const query = withoutFragment.slice(queryAt + 1);
+  return { path: withoutFragment.slice(0, queryAt), fixedQuery: query === '' ? null : query };
+}
+
+function checkTemplate(path: string): void {
+  if (!path.startsWith('/')) throw new Unservable(`its path "${path}" does not begin with "/"`);
+  let open = false;
+  for (const char of path) {
+    if (char !== '{' && char !== '}') continue;
+    if ((char === '{') === open) throw new Unservable(`its path "${path}" has unbalanced braces`);
+    open = char === '{';
+  }
+  if (open) throw new Unservable(`its path "${path}" has unbalanced braces`);
+  const names = templateNames(path);
+  if (names.includes('')) throw new Unservable(`its path "${path}" has an empty {} expression`);
+  const repeated = names.find((n, i) => names.indexOf(n) !== i);
+  if (repeated !== undefined) throw new Unservable(`its path "${path}" uses {${repeated}} twice`);
+}
+
+function checkParameter(parameter: JsonObject): void {
+  const name = String(parameter.name);
+  const location = parameter.in as ParameterLocation;
+  if (!PARAMETER_LOCATIONS.includes(location)) {
+    throw new Unservable(
+      `parameter "${name}" is in "${String(parameter.in)}", not path, query, header or cookie`,
+    );
+  }
+  // JavaScript validators (ajv among them) can't tell that property from an object's prototype.
+  if (name === '__proto__') throw new Unservable('a parameter is named "__proto__"');
+  if ((location === 'header' || location === 'cookie') && !TOKEN.test(name)) {
+    throw new Unservable(`"${name}" is not a valid ${location} name`);
+  }
+  if (
+    parameter.style !== undefined &&
+    !STYLES_BY_LOCATION[location].includes(parameter.style as ParameterStyle)
+  ) {
+    throw new Unservable(
+      `parameter "${name}" has style "${String(parameter.style)}", which a ${location} parameter can't have`,
+    );
+  }
+}
+
+/**
+ * Keys in `parameters`: a name held by two parameters (or `body` beside a request body) stays with
+ * the path parameter, else the first; each other one becomes `<in>.<name>`.
+ */
+function parameterKeys(sources: JsonObject[], hasBody: boolean): string[] {
+  const keeper = new Map<string, JsonObject>();
+  for (const source of sources) {
+    const name = String(source.name);
+    const current = keeper.get(name);
+    if (!current || (source.in === 'path' && current.in !== 'path')) keeper.set(name, source);
+  }
+  return sources.map((source) => {
+    const name = String(source.name);
+    const clashes = keeper.get(name) !== source || (hasBody && name === 'body');
+    return clashes ? `${String(source.in)}.${name}` : name;
+  });
+}
+
+function toolParameter(source: JsonObject, key: string): { parameter: ToolParameter; schema: unknown } {
+  const location = source.in as ParameterLocation;
+  const style = (source.style as ParameterStyle | undefined) ?? STYLES_BY_LOCATION[location][0] ?? 'form';
+  const content = isObject(source.content) ? Object.entries(source.content)[0] : undefined;
+  const media = content && isObject(content[1]) ? content[1] : undefined;
+  const reserved =
+    location === 'query' || location === 'path'
+      ? source.allowReserved === true || (location === 'path' && source['x-multi-segment'] === true)
+      : false;
+  return {
+    parameter: {
+      key,
+      name: String(source.name),
+      in: location,
+      required: location === 'path' || source.required === true,
+      style,
+      explode: typeof source.explode === 'boolean' ? source.explode : style === 'form',
+      allowReserved: reserved,
+      ...(content ? { contentType: content[0] } : {}),
+    },
+    schema: content ? media?.schema : source.schema,
+  };
+}
+
+function resolveRequestBody(document: JsonObject, entry: OperationEntry): JsonObject | null {
+  const raw = entry.operation.value.requestBody;
+  if (raw === undefined || raw === null) return null;
+  const { value } = follow(document, raw, child(entry.operation.pointer, 'requestBody'));
+  if (isObject(raw) && typeof raw.$ref === 'string' && (!isObject(value) || typeof value.$ref === 'string')) {
+    throw new Unservable(`its request body reference "${raw.$ref}" can't be resolved inside the document`);
+  }
+  if (!isObject(value) || !isObject(value.content) || Object.keys(value.content).length === 0) {
+    if (isObject(value) && value.required === true)
+      throw new Unservable('its required request body names no media type');
+    return null;
+  }
+  return value;
+}
+
+function toolBody(
+  document: JsonObject,
+  requestBody: JsonObject,
+  converter: SchemaConverter,
+): { body: ToolBody; converted: Converted } {
+  const picked = pickContent(requestBody.content as JsonObject);
+  if (!picked) throw new Unservable('its request body names no media type');
+  const required = requestBody.required === true;
+  const schema = picked.media.schema;
+  const encoding = encodingOf(picked.media.encoding);
+  switch (picked.kind) {
+    case 'json':
+      return {
+        body: { required, kind: 'json', contentType: picked.contentType },
+        converted: converter.convert(schema),
+      };
+    case 'form': {
+      const converted = converter.convert(schema);
+      return {
+        body: { required, kind: 'form', contentType: FORM, ...(encoding ? { encoding } : {}) },
+        converted,
+      };
+    }
+    case 'multipart': {
+      const converted = converter.convert(schema);
+      const resolve = (node: unknown) => resolveSchema(document, node);
+      const withFiles = withFileProperties(converted.schema, schema, resolve, encoding ?? {});
+      return {
+        body: {
+          required,
+          kind: 'multipart',
+          contentType: picked.contentType,
+          ...(encoding ? { encoding } : {}),
+          ...(withFiles.files.length > 0 ? { files: withFiles.files } : {}),
+        },
+        converted: { ...converted, schema: withFiles.schema },
+      };
+    }
+    case 'text':
+      return {
+        body: { required, kind: 'text', contentType: picked.contentType },
+        converted: { schema: { type: 'string' }, refs: new Map(), nodes: 1 },
+      };
+    case 'binary':
+      // A JSON-ish schema says nothing about bytes; a text schema of a text type is a string.
+      if (picked.contentType.startsWith('text/') && !isFileSchema(resolveSchema(document, schema))) {
+        return {
+          body: { required, kind: 'text', contentType: picked.contentType },
+          converted: { schema: { type: 'string' }, refs: new Map(), nodes: 1 },
+        };
+      }
+      return {
+        body: { required, kind: 'binary', contentType: picked.contentType },
+        converted: { schema: binaryBodySchema(picked.contentType), refs: new Map(), nodes: 1 },
+      };
+  }
+}
+
+/** A schema with its `$ref` chain followed (for reading formats, never for output). */
+function resolveSchema(document: JsonObject, schema: unknown): unknown {
+  let node = schema;
+  for (let hops = 0; hops < 16 && isObject(node) && typeof node.$ref === 'string'; hops += 1) {
+    const pointer = refToPointer(node.$ref);
+    if (pointer === null) return undefined;
+    node = getAt(document, pointer);
+  }
+  return node;
+}
+
+function encodingOf(raw: unknown): Record<string, PropertyEncoding> | undefined {
+  if (!isObject(raw)) return undefined;
+  const encoding: Record<string, PropertyEncoding> = {};
+  for (const [name, value] of Object.entries(raw)) {
+    if (!isObject(value)) continue;
+    setOwn(encoding, name, {
+      ...(typeof value.style === 'string' ? { style: value.style } : {}),
+      ...(typeof value.explode === 'boolean' ? { explode: value.explode } : {}),
+      ...(typeof value.contentType === 'string' ? { contentType: value.contentType } : {}),
     });
   }
-  return tools;
+  return Object.keys(encoding).length > 0 ? encoding : undefined;
 }
 
-function toolParameter(parameter: JsonObject, converter: SchemaConverter): ToolParameter {
-  const location = parameter.in as ParameterLocation;
-  const style = (parameter.style as ParameterStyle | undefined) ?? STYLES_BY_LOCATION[location][0] ?? 'form';
-  const content = isObject(parameter.content) ? Object.entries(parameter.content)[0] : undefined;
-  const media = content && isObject(content[1]) ? content[1] : undefined;
-  return {
-    name: String(parameter.name),
-    in: location,
-    required: location === 'path' || parameter.required === true,
-    schema: converter.convert(content ? media?.schema : parameter.schema),
-    style,
-    explode: typeof parameter.explode === 'boolean' ? parameter.explode : style === 'form',
-    allowReserved: location === 'query' && parameter.allowReserved === true,
-    ...(content ? { contentType: content[0] } : {}),
-  };
+function text(value: unknown): string | null {
+  return typeof value === 'string' && value.trim() !== '' ? value : null;
 }
 
-/** The JSON body, or null when there is none or only a non-JSON one (then optional: checks refused a required one). */
-function toolBody(requestBody: unknown, converter: SchemaConverter): ToolBody | null {
-  if (!isObject(requestBody)) return null;
-  const json = pickJsonContent(requestBody.content);
-  if (!json) return null;
-  return {
-    required: requestBody.required === true,
-    schema: converter.convert(isObject(json.media) ? json.media.schema : undefined),
-    contentType: json.contentType,
-  };
-}
-
-function describe(entry: OperationEntry): string {
-  const { summary, description } = entry.operation.value;
-  const parts = [summary, description].filter(
-    (text): text is string => typeof text === 'string' && text.trim() !== '',
-  );
-  return parts.length > 0 ? parts.join('\n\n') : `${entry.method.toUpperCase()} ${entry.path}`;
+function upperFirst(message: string): string {
+  return message.charAt(0).toUpperCase() + message.slice(1);
 }
 
 /**
  * OAuth scopes the operation needs: those its `security` (else the document's) lists for
  * oauth2/openIdConnect schemes. Alternatives are unioned: the tool declares every scope it may use.
  */
-function scopesOf(document: OpenApiDocument, operation: JsonObject): string[] {
+function scopesOf(document: JsonObject, operation: JsonObject): string[] {
   const requirements = Array.isArray(operation.security) ? operation.security : document.security;
   const components = isObject(document.components) ? document.components : {};
   const schemes = isObject(components.securitySchemes) ? components.securitySchemes : {};
@@ -104,7 +436,7 @@ function scopesOf(document: OpenApiDocument, operation: JsonObject): string[] {
   for (const requirement of Array.isArray(requirements) ? requirements : []) {
     if (!isObject(requirement)) continue;
     for (const [name, list] of Object.entries(requirement)) {
-      const scheme = schemes[name];
+      const scheme = follow(document, schemes[name], '').value;
       if (!isObject(scheme) || (scheme.type !== 'oauth2' && scheme.type !== 'openIdConnect')) continue;
       for (const scope of Array.isArray(list) ? list : []) {
         if (typeof scope === 'string') scopes.add(scope);
@@ -115,12 +447,17 @@ function scopesOf(document: OpenApiDocument, operation: JsonObject): string[] {
 }
 
 /** Media types of the 2xx responses, as an Accept header value. */
-function acceptOf(operation: JsonObject): string | null {
+function acceptOf(document: JsonObject, operation: JsonObject): string | null {
   const responses = isObject(operation.responses) ? operation.responses : {};
   const types = new Set<string>();
-  for (const [status, response] of Object.entries(responses)) {
-    if (!/^2(\d\d|XX)$/i.test(status) || !isObject(response) || !isObject(response.content)) continue;
-    for (const type of Object.keys(response.content)) types.add(type);
+  for (const [status, raw] of Object.entries(responses)) {
+    if (!/^2(\d\d|XX)$/i.test(status)) continue;
+    const response = follow(document, raw, '').value;
+    if (!isObject(response) || !isObject(response.content)) continue;
+    for (const type of Object.keys(response.content)) {
+      // Only what can be a header value: a document's odd key must not break every call.
+      if (/^[\x21-\x7e][\x20-\x7e]*$/.test(type)) types.add(type);
+    }
   }
   return types.size > 0 ? [...types].join(', ') : null;
 }
@@ -132,44 +469,4 @@ function annotate(schema: JsonSchema, annotations: JsonObject): JsonSchema {
   if (schema === true) return extra;
   if (schema === false || !isObject(schema)) return schema;
   return { ...extra, ...schema };
-}
-
-/** The closed `parameters` object: each parameter by name, the JSON body under `body`. */
-function parametersSchema(
-  parameters: ToolParameter[],
-  sources: JsonObject[],
-  body: ToolBody | null,
-  requestBody: unknown,
-  converter: SchemaConverter,
-): JsonObject {
-  const properties: Record<string, JsonSchema> = {};
-  const required: string[] = [];
-  for (const [index, parameter] of parameters.entries()) {
-    const source = sources[index] ?? {};
-    setOwn(
-      properties,
-      parameter.name,
-      annotate(parameter.schema, {
-        description: typeof source.description === 'string' ? source.description : undefined,
-        deprecated: source.deprecated === true ? true : undefined,
-      }),
-    );
-    if (parameter.required) required.push(parameter.name);
-  }
-  if (body) {
-    const description = isObject(requestBody) ? requestBody.description : undefined;
-    properties.body = annotate(body.schema, {
-      description: typeof description === 'string' ? description : undefined,
-    });
-    if (body.required) required.push('body');
-  }
-  const defs = converter.defs();
-  return {
-    $schema: JSON_SCHEMA_DIALECT,
-    type: 'object',
-    properties,
-    ...(required.length > 0 ? { required } : {}),
-    additionalProperties: false,
-    ...(Object.keys(defs).length > 0 ? { $defs: defs } : {}),
-  };
 }

@@ -1,7 +1,7 @@
 /**
  * Types shared by the catalog modules: the parts of an OpenAPI document we read, and the tools
- * derived from it. The document types are loose on purpose: a registered document is checked
- * field by field before anything relies on a field's shape.
+ * derived from it. The document types are loose on purpose: a registered document is real-world
+ * input, read field by field before anything relies on a field's shape.
  */
 import type { Issue } from '../../shared/errors.ts';
 
@@ -43,15 +43,20 @@ export const STYLES_BY_LOCATION: Record<ParameterLocation, readonly ParameterSty
   cookie: ['form'],
 };
 
-/** One OpenAPI parameter of a tool, with OpenAPI's defaults filled in. */
+/** One OpenAPI parameter of a tool, with OpenAPI's defaults filled in. Its schema is in the tool's `parametersSchema`. */
 export interface ToolParameter {
+  /** The key in the caller's `parameters`: the name, or `<in>.<name>` when another parameter has it. */
+  key: string;
+  /** The name on the wire. */
   name: string;
   in: ParameterLocation;
   required: boolean;
-  /** JSON Schema 2020-12 of the value (3.0 schemas converted). */
-  schema: JsonSchema;
   style: ParameterStyle;
   explode: boolean;
+  /**
+   * Query: RFC 3986 reserved characters stay raw. Path (`allowReserved` or `x-multi-segment`):
+   * the value may hold `/` separators, each segment still percent-encoded.
+   */
   allowReserved: boolean;
   /**
    * Set when the parameter is described by `content` instead of `schema`: the value is sent
@@ -60,21 +65,42 @@ export interface ToolParameter {
   contentType?: string;
 }
 
-/** The JSON request body of a tool. */
+/** How a request body is written (CONTRACT.md §5). */
+export type BodyKind = 'json' | 'form' | 'multipart' | 'text' | 'binary';
+
+/** Per-property encoding of a form or multipart body (the media type's `encoding` map). */
+export interface PropertyEncoding {
+  style?: string;
+  explode?: boolean;
+  contentType?: string;
+}
+
+/** The request body of a tool. */
 export interface ToolBody {
   required: boolean;
-  schema: JsonSchema;
-  /** The JSON media type sent as Content-Type (`application/json` unless the document names another). */
+  kind: BodyKind;
+  /** The media type sent as Content-Type (multipart gets its boundary added). */
   contentType: string;
+  /** form and multipart: the `encoding` map of the media type. */
+  encoding?: Record<string, PropertyEncoding>;
+  /** multipart: properties whose values are files (`{ base64, filename?, content_type? }`, or arrays of them). */
+  files?: string[];
 }
 
 /** An OpenAPI operation as a callable tool. */
 export interface Tool {
   name: string;
+  operationId: string | null;
   /** Upper-case HTTP method. */
   method: string;
-  /** The OpenAPI path, e.g. `/items/{itemId}`. */
+  /** The OpenAPI path without fragment and query, e.g. `/items/{itemId}`. */
   pathTemplate: string;
+  /** The query a path key carried (`/search?type=user` → `type=user`), sent with every call; null when none. */
+  fixedQuery: string | null;
+  summary: string | null;
+  /** The operation's own description (`description` below joins summary and description). */
+  operationDescription: string | null;
+  /** Summary and description, else `<METHOD> <path>`. */
   description: string;
   parameters: ToolParameter[];
   body: ToolBody | null;
@@ -84,4 +110,18 @@ export interface Tool {
   accept: string | null;
   /** JSON Schema 2020-12 of the closed `parameters` object a caller sends. */
   parametersSchema: JsonObject;
+}
+
+/** An operation registration left out, and why (CONTRACT.md §5). */
+export interface SkippedOperation {
+  method: string;
+  path: string;
+  operationId?: string;
+  reason: string;
+}
+
+/** The parameter the app's `api_key` auth fills in (`auth.in` + `auth.name`). */
+export interface ServiceParameter {
+  in: 'header' | 'query';
+  name: string;
 }

@@ -1,16 +1,15 @@
 /**
  * Validating a caller's `parameters` against a tool's schema (CONTRACT.md §2): ajv, JSON Schema
- * 2020-12, every error collected, no coercion, no defaults written, formats checked. Each tool's
- * validator is compiled once and cached with the tool.
+ * 2020-12, every error collected, no coercion, no defaults written, formats checked. Each app has
+ * its own ajv (`catalog.ts`), and each tool's validator is compiled on its first call.
  *
  * Issues: a missing required value at its own pointer (`/itemId`, `/body/title`), a wrong value at
  * the value's pointer (`/limit`, `/body/labels/1`), an unknown name at its own pointer (`/foo`).
  */
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type { Issue } from '../../shared/errors.ts';
 import { escapeToken } from './pointer.ts';
-import type { Tool } from './types.ts';
 
 /**
  * Patterns are compiled in Unicode mode like JSON Schema asks, falling back to plain mode for the
@@ -41,30 +40,6 @@ export function createAjv(): Ajv2020 {
   });
   addFormats(ajv);
   return ajv;
-}
-
-const shared = createAjv();
-const compiled = new WeakMap<Tool, ValidateFunction>();
-
-/**
- * The tool's compiled validator, compiled on first use. Throws when the schema does not compile;
- * `compileApp` compiles every tool at registration so that never happens on a call.
- */
-export function parametersValidator(tool: Tool): ValidateFunction {
-  let validate = compiled.get(tool);
-  if (!validate) {
-    validate = shared.compile(tool.parametersSchema);
-    // The function keeps what it needs; dropping the schema from ajv's cache lets replaced apps be collected.
-    shared.removeSchema(tool.parametersSchema);
-    compiled.set(tool, validate);
-  }
-  return validate;
-}
-
-/** The problems of `parameters` for this tool; empty when they are valid. */
-export function validateParameters(tool: Tool, parameters: unknown): Issue[] {
-  const validate = parametersValidator(tool);
-  return validate(parameters) ? [] : errorsToIssues(validate.errors ?? [], 'parameters');
 }
 
 /** What the root of the validated value is, for wording messages about its own properties. */

@@ -27,5 +27,17 @@ export const toolSchema = z.object({
 });
 export type ToolView = z.infer<typeof toolSchema>;
 
-export const listToolsInput = z.object({ appId: plainString().min(1).max(128).optional() });
-export const listToolsOutput = z.object({ tools: z.array(toolSchema) });
+/** GET /tools query (CONTRACT.md §2): all optional; `limit` arrives as text over REST. */
+export const listToolsInput = z.object({
+  appId: plainString().min(1).max(128).optional(),
+  /** Words that must all occur, case-insensitively, in a tool's name, summary or description. */
+  q: plainString().max(1000).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).optional(),
+  /** The previous page's `next_cursor`. */
+  cursor: plainString().min(1).max(1000).optional(),
+});
+export const listToolsOutput = z.object({
+  tools: z.array(toolSchema),
+  /** Present only when more tools follow. */
+  next_cursor: z.string().optional(),
+});

@@ -1,8 +1,11 @@
 /** Small documents and shortcuts for the catalog tests. */
-import { type CompiledApp, type CompiledTool, compileApp } from '../../server/catalog/catalog.ts';
-import type { ParsedDocument } from '../../server/catalog/document.ts';
-import { parseDocument } from '../../server/catalog/document.ts';
-import type { Tool } from '../../server/catalog/types.ts';
+import {
+  type CompiledApp,
+  type CompiledTool,
+  type CompileOptions,
+  compileApp,
+} from '../../server/catalog/catalog.ts';
+import type { Issue, Tool } from '../../server/catalog/types.ts';
 
 type Json = Record<string, unknown>;
 
@@ -24,16 +27,17 @@ export function oneOperation(
   return doc({ [path]: { [method]: { operationId: 'op', responses: okResponse, ...op } } }, extra, openapi);
 }
 
-export async function parsed(document: unknown): Promise<ParsedDocument> {
-  const result = await parseDocument(document);
-  if (!result.ok) throw new Error(`document refused: ${JSON.stringify(result.issues)}`);
-  return result;
-}
-
-export async function compiled(document: unknown): Promise<CompiledApp> {
-  const result = await compileApp(document);
+export async function compiled(document: unknown, options: CompileOptions = {}): Promise<CompiledApp> {
+  const result = await compileApp(document, options);
   if (!result.ok) throw new Error(`document refused: ${JSON.stringify(result.issues)}`);
   return result.app;
+}
+
+/** The issues that refuse a document (throws when it is accepted). */
+export async function refused(document: unknown, options: CompileOptions = {}): Promise<Issue[]> {
+  const result = await compileApp(document, options);
+  if (result.ok) throw new Error('document accepted');
+  return result.issues;
 }
 
 export async function compiledTool(document: unknown, name = 'op'): Promise<CompiledTool> {
@@ -44,4 +48,9 @@ export async function compiledTool(document: unknown, name = 'op'): Promise<Comp
 
 export async function toolOf(document: unknown, name = 'op'): Promise<Tool> {
   return (await compiledTool(document, name)).tool;
+}
+
+/** The tools of a document by name. */
+export async function toolsOf(document: unknown): Promise<Map<string, Tool>> {
+  return new Map([...(await compiled(document)).tools].map(([name, { tool }]) => [name, tool]));
 }

@@ -28,10 +28,10 @@ function param(
     location
   ] as ToolParameter['style'];
   return {
+    key: name,
     name,
     in: location,
     required: location === 'path',
-    schema: {},
     style,
     explode: style === 'form',
     allowReserved: false,
@@ -42,8 +42,12 @@ function param(
 function makeTool(pathTemplate: string, parameters: ToolParameter[], extra: Partial<Tool> = {}): Tool {
   return {
     name: 't',
+    operationId: null,
     method: 'GET',
     pathTemplate,
+    fixedQuery: null,
+    summary: null,
+    operationDescription: null,
     description: '',
     parameters,
     body: null,
@@ -77,7 +81,7 @@ describe('buildUpstreamRequest: the whole request', () => {
   it('sends no body and no content type when an optional body is absent', () => {
     const t = makeTool('/x', [], {
       method: 'PATCH',
-      body: { required: false, schema: {}, contentType: 'application/merge-patch+json' },
+      body: { required: false, kind: 'json', contentType: 'application/merge-patch+json' },
     });
     expect(buildUpstreamRequest(t, BASE, {})).toEqual({
       ok: true,
@@ -224,12 +228,14 @@ describe('buildUpstreamRequest: query parameters', () => {
     const cases: [ToolParameter['style'], boolean, unknown, string][] = [
       ['form', true, 'x y', '?v=x%20y'],
       ['form', true, true, '?v=true'],
-      ['form', true, null, '?v='],
+      // An optional parameter given as null is left out (CONTRACT.md §2).
+      ['form', true, null, ''],
       ['form', false, { r: 1, g: 'a,b' }, '?v=r,1,g,a%2Cb'],
       ['spaceDelimited', false, ['a', 'b'], '?v=a%20b'],
       ['spaceDelimited', true, ['a', 'b'], '?v=a&v=b'],
       ['pipeDelimited', false, ['a|b', 'c'], '?v=a%7Cb|c'],
       ['deepObject', true, { a: { b: 1 }, c: ['x', 'y'] }, '?v[a][b]=1&v[c]=x&v[c]=y'],
+      ['deepObject', true, ['x', 'y z'], '?v[]=x&v[]=y%20z'],
       ['form', true, [], ''],
       ['form', true, {}, ''],
     ];

@@ -1,17 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { compileApp, compileParsed } from '../../server/catalog/catalog.ts';
-import { deriveTools } from '../../server/catalog/tools.ts';
-import type { OpenApiDocument } from '../../server/catalog/types.ts';
+import { compileApp } from '../../server/catalog/catalog.ts';
 import { createUpstreamOpenApi, createUpstreamOpenApi30 } from '../support/upstream-openapi.ts';
-import { compiled, doc, oneOperation, parsed, toolOf } from './helpers.ts';
+import { compiled, doc, oneOperation, toolOf, toolsOf } from './helpers.ts';
 
 const BASE = 'http://127.0.0.1:9';
 const DIALECT = 'https://json-schema.org/draft/2020-12/schema';
 
 async function upstreamTools(version: '3.0' | '3.1' = '3.1') {
   const document = version === '3.1' ? createUpstreamOpenApi(BASE) : createUpstreamOpenApi30(BASE);
-  const result = await parsed(document);
-  return new Map(deriveTools(result.document, result.version).map((tool) => [tool.name, tool]));
+  return toolsOf(document);
 }
 
 describe('deriveTools', () => {
@@ -36,37 +33,47 @@ describe('deriveTools', () => {
     ]);
   });
 
-  it('skips operations without an operationId', async () => {
-    const result = await parsed(
+  it('names operations without an operationId from method and path', async () => {
+    const tools = await toolsOf(
       doc({
         '/a': { get: { operationId: 'a', responses: { 200: { description: 'ok' } } } },
-        '/b': { get: { responses: { 200: { description: 'ok' } } } },
+        '/v1/items/{id}': {
+          get: {
+            parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+            responses: { 200: { description: 'ok' } },
+          },
+        },
       }),
     );
-    expect(deriveTools(result.document, result.version).map((tool) => tool.name)).toEqual(['a']);
+    expect([...tools.keys()]).toEqual(['a', 'get_v1_items_id']);
+    expect(tools.get('get_v1_items_id')?.operationId).toBeNull();
   });
 
   it('derives a whole tool: path-level parameter merged in, defaults filled, schema closed', async () => {
     expect((await upstreamTools()).get('getItem')).toEqual({
       name: 'getItem',
+      operationId: 'getItem',
       method: 'GET',
       pathTemplate: '/items/{itemId}',
+      fixedQuery: null,
+      summary: 'Get an item',
+      operationDescription: null,
       description: 'Get an item',
       parameters: [
         {
+          key: 'itemId',
           name: 'itemId',
           in: 'path',
           required: true,
-          schema: { type: 'string', minLength: 1 },
           style: 'simple',
           explode: false,
           allowReserved: false,
         },
         {
+          key: 'fields',
           name: 'fields',
           in: 'query',
           required: false,
-          schema: { type: 'array', items: { type: 'string' } },
           style: 'form',
           explode: false,
           allowReserved: false,
@@ -90,12 +97,10 @@ describe('deriveTools', () => {
 
   it('lets an operation parameter replace the path item’s of the same name and location', async () => {
     const tool = (await upstreamTools()).get('listOrgRepos');
-    expect(
-      tool?.parameters.map(({ name, in: location, schema }) => ({ name, in: location, schema })),
-    ).toEqual([
-      { name: 'org', in: 'path', schema: { type: 'string' } },
-      { name: 'sort', in: 'query', schema: { type: 'string', enum: ['name', 'created'] } },
-      { name: 'X-Trace-Id', in: 'header', schema: { type: 'string' } },
+    expect(tool?.parameters.map(({ name, in: location }) => ({ name, in: location }))).toEqual([
+      { name: 'org', in: 'path' },
+      { name: 'sort', in: 'query' },
+      { name: 'X-Trace-Id', in: 'header' },
     ]);
     expect(tool?.parametersSchema.properties).toEqual({
       org: { type: 'string', description: 'Path-level' },
@@ -106,23 +111,22 @@ describe('deriveTools', () => {
 
   it('puts the JSON request body under `body`, required when the body is', async () => {
     const tool = (await upstreamTools()).get('createItem');
-    expect(tool?.body).toEqual({
-      required: true,
-      contentType: 'application/json',
-      schema: {
-        type: 'object',
-        required: ['title'],
-        properties: {
-          title: { type: 'string', minLength: 1 },
-          labels: { type: 'array', items: { type: 'string' } },
-        },
-        additionalProperties: false,
-      },
-    });
+    expect(tool?.body).toEqual({ required: true, kind: 'json', contentType: 'application/json' });
     expect(tool?.parametersSchema).toEqual({
       $schema: DIALECT,
       type: 'object',
-      properties: { body: tool?.body?.schema },
+      properties: { body: { $ref: '#/$defs/NewItem' } },
+      $defs: {
+        NewItem: {
+          type: 'object',
+          required: ['title'],
+          properties: {
+            title: { type: 'string', minLength: 1 },
+            labels: { type: 'array', items: { type: 'string' } },
+          },
+          additionalProperties: false,
+        },
+      },
       required: ['body'],
       additionalProperties: false,
     });
@@ -166,12 +170,13 @@ describe('deriveTools', () => {
     expect(tools.get('listItems')?.scopes).toEqual([]);
   });
 
-  it('leaves out headers the caller may not set and parameters that carry an apiKey credential', async () => {
+  it('leaves out headers the caller may not set and the parameters of the operation’s apiKey schemes', async () => {
     const tool = await toolOf(
       oneOperation(
         '/x',
         'get',
         {
+          security: [{ h: [] }, { q: [] }],
           parameters: [
             { name: 'Authorization', in: 'header', required: true, schema: { type: 'string' } },
             { name: 'content-type', in: 'header', schema: { type: 'string' } },
@@ -196,18 +201,37 @@ describe('deriveTools', () => {
     expect(Object.keys(tool.parametersSchema.properties as object)).toEqual(['X-Kept']);
   });
 
+  it('keeps a scheme’s parameter when the operation does not use the scheme, and leaves out the app’s api-key parameter', async () => {
+    const document = oneOperation(
+      '/x',
+      'get',
+      {
+        parameters: [
+          { name: 'X-Api-Key', in: 'header', schema: { type: 'string' } },
+          { name: 'api_key', in: 'query', schema: { type: 'string' } },
+        ],
+      },
+      { components: { securitySchemes: { h: { type: 'apiKey', in: 'header', name: 'x-api-key' } } } },
+    );
+    expect((await toolOf(document)).parameters.map((parameter) => parameter.name)).toEqual([
+      'X-Api-Key',
+      'api_key',
+    ]);
+    const app = await compiled(document, { service: { in: 'query', name: 'api_key' } });
+    expect(app.tools.get('op')?.tool.parameters.map((parameter) => parameter.name)).toEqual(['X-Api-Key']);
+  });
+
   it('converts OpenAPI 3.0 schemas to JSON Schema 2020-12', async () => {
     const tools = await upstreamTools('3.0');
     expect(tools.get('listItems')?.parametersSchema.properties).toEqual({
       tags: { type: 'array', items: { type: 'string' } },
       limit: { type: 'integer', exclusiveMinimum: 0, maximum: 100, examples: [10] },
     });
-    expect(tools.get('createItem')?.body?.schema).toEqual({
+    expect(tools.get('createItem')?.parametersSchema.$defs).toHaveProperty('NewItem', {
       type: 'object',
-      // `id` is read-only: OpenAPI 3.0 requires it in responses only.
+      // `id` is read-only: it is answered, never sent, so the request body has no such property.
       required: ['title'],
       properties: {
-        id: { type: 'string', readOnly: true, description: 'Set by the server: not required in requests' },
         title: { type: 'string', minLength: 1 },
         labels: { type: ['array', 'null'], items: { type: 'string' } },
       },
@@ -240,13 +264,18 @@ describe('deriveTools', () => {
         '3.0.3',
       ),
     );
-    expect(tool.body?.schema).toEqual({
-      type: 'object',
+    expect(tool.parametersSchema).toMatchObject({
       properties: {
-        state: { type: ['string', 'null'], enum: ['a', 'b', null] },
-        ref: { anyOf: [{ allOf: [{ type: 'string' }] }, { type: 'null' }] },
-        max: { type: 'number', maximum: 5 },
+        body: {
+          type: 'object',
+          properties: {
+            state: { type: ['string', 'null'], enum: ['a', 'b', null] },
+            ref: { anyOf: [{ allOf: [{ $ref: '#/$defs/S' }] }, { type: 'null' }] },
+            max: { type: 'number', maximum: 5 },
+          },
+        },
       },
+      $defs: { S: { type: 'string' } },
     });
   });
 
@@ -280,20 +309,24 @@ describe('deriveTools', () => {
     expect(tool.parametersSchema).toEqual({
       $schema: DIALECT,
       type: 'object',
-      properties: { body: node },
+      properties: { body: { $ref: '#/$defs/Node' } },
       additionalProperties: false,
       $defs: { Node: node },
     });
   });
 
-  it('has no body parameter for an optional non-JSON body, and sends another JSON type as declared', async () => {
+  it('picks JSON over the other media types, and sends another JSON type as declared', async () => {
     const form = await toolOf(
       oneOperation('/x', 'post', {
         requestBody: { content: { 'application/x-www-form-urlencoded': { schema: { type: 'object' } } } },
       }),
     );
-    expect(form.body).toBeNull();
-    expect(form.parametersSchema.properties).toEqual({});
+    expect(form.body).toEqual({
+      required: false,
+      kind: 'form',
+      contentType: 'application/x-www-form-urlencoded',
+    });
+    expect(form.parametersSchema.properties).toEqual({ body: { type: 'object' } });
 
     const patch = await toolOf(
       oneOperation('/x', 'patch', {
@@ -306,11 +339,8 @@ describe('deriveTools', () => {
         },
       }),
     );
-    expect(patch.body).toEqual({
-      required: true,
-      contentType: 'application/merge-patch+json',
-      schema: { type: 'object' },
-    });
+    expect(patch.body).toEqual({ required: true, kind: 'json', contentType: 'application/merge-patch+json' });
+    expect(patch.parametersSchema.properties).toEqual({ body: { type: 'object' } });
   });
 
   it('describes a tool by summary and description, or by method and path', async () => {
@@ -339,12 +369,15 @@ describe('deriveTools', () => {
         ],
       }),
     );
+    expect(tool.parametersSchema.properties).toEqual({
+      where: { type: 'object', properties: { a: { type: 'integer' } } },
+    });
     expect(tool.parameters).toEqual([
       {
+        key: 'where',
         name: 'where',
         in: 'query',
         required: true,
-        schema: { type: 'object', properties: { a: { type: 'integer' } } },
         style: 'form',
         explode: true,
         allowReserved: false,
@@ -368,38 +401,45 @@ describe('deriveTools', () => {
     expect(app.tools.get('getItem')?.validate({ itemId: 'a' })).toEqual([]);
   });
 
-  it('answers the document’s problems from compileApp, and a schema ajv cannot compile as a problem of its operation', async () => {
-    expect(
-      await compileApp(
-        doc({ '/a': { get: { operationId: 'a b', responses: { 200: { description: 'ok' } } } } }),
-      ),
-    ).toEqual({
-      ok: false,
-      issues: [
-        {
-          path: '/openapi/paths/~1a/get/operationId',
-          message: 'operationId "a b" must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$: it names a tool.',
+  it('turns operationIds into tool names, and skips an operation whose schema is not valid', async () => {
+    const app = await compiled(
+      doc({
+        '/a': { get: { operationId: 'a b', responses: { 200: { description: 'ok' } } } },
+        '/b': {
+          get: {
+            operationId: 'b',
+            parameters: [{ name: 'q', in: 'query', schema: { type: 'string', minLength: -1 } }],
+            responses: {},
+          },
         },
-      ],
-    });
-    // Checks refuse such a pattern first; compileParsed still never lets a broken validator through.
-    const broken = doc({
-      '/a': {
+      }),
+    );
+    expect([...app.tools.keys()]).toEqual(['a_b']);
+    expect(app.skipped).toEqual([
+      {
+        method: 'GET',
+        path: '/b',
+        operationId: 'b',
+        reason:
+          'Its parameter schema is not a valid JSON Schema (at /properties/q/minLength: Must be at least 0).',
+      },
+    ]);
+    const nothingServable = doc({
+      '/b': {
         get: {
-          operationId: 'a',
-          parameters: [{ name: 'q', in: 'query', schema: { type: 'string', pattern: '[' } }],
+          operationId: 'b',
+          parameters: [{ name: 'q', in: 'query', schema: { type: 'string', minLength: -1 } }],
           responses: {},
         },
       },
     });
-    expect(compileParsed({ version: '3.1', document: broken as OpenApiDocument })).toEqual({
+    expect(await compileApp(nothingServable)).toEqual({
       ok: false,
       issues: [
         {
-          path: '/openapi/paths/~1a/get',
-          message: expect.stringMatching(
-            /^The parameter schemas of operation "a" can't be compiled: .*Invalid regular expression/,
-          ),
+          path: '/openapi/paths/~1b/get',
+          message:
+            'No operation can be served: Its parameter schema is not a valid JSON Schema (at /properties/q/minLength: Must be at least 0).',
         },
       ],
     });

@@ -1,20 +1,20 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Tool } from '../../server/catalog/types.ts';
-import { parametersValidator, validateParameters } from '../../server/catalog/validate.ts';
+import type { CompiledTool } from '../../server/catalog/catalog.ts';
 import { createUpstreamOpenApi, createUpstreamOpenApi30 } from '../support/upstream-openapi.ts';
-import { compiled, oneOperation, toolOf } from './helpers.ts';
+import { compiled, compiledTool, oneOperation } from './helpers.ts';
 
-let tools: Map<string, Tool>;
-let tools30: Map<string, Tool>;
+const validateParameters = (tool: CompiledTool, parameters: unknown) => tool.validate(parameters);
+
+let tools: Map<string, CompiledTool>;
+let tools30: Map<string, CompiledTool>;
 
 beforeAll(async () => {
-  const toolMap = async (document: unknown) =>
-    new Map([...(await compiled(document)).tools].map(([name, { tool }]) => [name, tool]));
+  const toolMap = async (document: unknown) => (await compiled(document)).tools;
   tools = await toolMap(createUpstreamOpenApi('http://127.0.0.1:9'));
   tools30 = await toolMap(createUpstreamOpenApi30('http://127.0.0.1:9'));
 });
 
-function tool(name: string, from = tools): Tool {
+function tool(name: string, from = tools): CompiledTool {
   const found = from.get(name);
   if (!found) throw new Error(`no tool ${name}`);
   return found;
@@ -99,7 +99,7 @@ describe('validateParameters', () => {
   });
 
   it('phrases enum, format, length and bound failures as sentences', async () => {
-    const op = await toolOf(
+    const op = await compiledTool(
       oneOperation('/x', 'get', {
         parameters: [
           { name: 'mode', in: 'query', schema: { type: 'string', enum: ['a', 'b'] } },
@@ -137,7 +137,7 @@ describe('validateParameters', () => {
   });
 
   it('folds alternatives: the branch that fits the type speaks, otherwise the allowed types are named', async () => {
-    const op = await toolOf(
+    const op = await compiledTool(
       oneOperation('/x', 'post', {
         parameters: [
           {
@@ -179,7 +179,7 @@ describe('validateParameters', () => {
   });
 
   it('validates circular schemas to any depth', async () => {
-    const op = await toolOf(
+    const op = await compiledTool(
       oneOperation(
         '/tree',
         'post',
@@ -219,13 +219,27 @@ describe('validateParameters', () => {
     ]);
   });
 
-  it('compiles a tool’s validator once', () => {
-    const getItem = tool('getItem');
-    expect(parametersValidator(getItem)).toBe(parametersValidator(getItem));
+  it('omits an optional query, header or cookie parameter given as null, and refuses null elsewhere', async () => {
+    const op = await compiledTool(
+      oneOperation('/x/{id}', 'get', {
+        parameters: [
+          { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
+          { name: 'q', in: 'query', schema: { type: 'string' } },
+          { name: 'X-Trace', in: 'header', schema: { type: 'string' } },
+          { name: 'sid', in: 'cookie', schema: { type: 'string' } },
+          { name: 'must', in: 'query', required: true, schema: { type: 'string' } },
+        ],
+      }),
+    );
+    expect(validateParameters(op, { id: 'a', q: null, 'X-Trace': null, sid: null, must: 'x' })).toEqual([]);
+    expect(validateParameters(op, { id: null, must: null })).toEqual([
+      { path: '/id', message: 'Must be a string.' },
+      { path: '/must', message: 'Must be a string.' },
+    ]);
   });
 
   it('never writes defaults into the caller’s parameters', async () => {
-    const op = await toolOf(
+    const op = await compiledTool(
       oneOperation('/x', 'get', {
         parameters: [{ name: 'n', in: 'query', schema: { type: 'integer', default: 3 } }],
       }),
@@ -236,7 +250,7 @@ describe('validateParameters', () => {
   });
 
   it('accepts patterns written for engines other than Unicode-mode ECMAScript', async () => {
-    const op = await toolOf(
+    const op = await compiledTool(
       oneOperation('/x', 'get', {
         parameters: [{ name: 'code', in: 'query', schema: { type: 'string', pattern: '^[a-z]\\-[0-9]$' } }],
       }),

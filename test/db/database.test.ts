@@ -252,14 +252,15 @@ describeBackends('database', (backend) => {
       data: {
         id: 'app_1',
         provider: 'example',
-        openapi,
+        openapi: JSON.stringify(openapi),
         authType: 'oauth2',
-        authConfig: { scopes: ['read'] },
+        authConfig: { scopes: ['read'], openapi },
         authSecret: bytes,
       },
     });
     const app = await prisma.app.findUniqueOrThrow({ where: { id: 'app_1' } });
-    expect(app.openapi).toEqual(openapi);
+    expect(app.openapi).toBe(JSON.stringify(openapi));
+    expect(app.authConfig).toEqual({ scopes: ['read'], openapi });
     expect(Array.from(app.authSecret ?? [])).toEqual(Array.from(bytes));
     expect(app.updatedAt).toBeInstanceOf(Date);
 
@@ -327,7 +328,7 @@ describeBackends('database', (backend) => {
   it('a compound unique violation is P2002 and rolls back the interactive transaction', async () => {
     const { prisma } = await openTracked((await fresh()).url);
     await prisma.app.create({
-      data: { id: 'app_1', provider: 'p', openapi: {}, authType: 'none', authConfig: {} },
+      data: { id: 'app_1', provider: 'p', openapi: '{}', authType: 'none', authConfig: {} },
     });
     const connection = (id: string) => ({
       id,

@@ -20,6 +20,7 @@ const view = (app: LoadedApp) =>
     baseUrl: app.baseUrl,
     auth: app.auth,
     tools: [...app.compiled.tools.keys()],
+    skipped: app.compiled.skipped,
     updatedAt: app.updatedAt,
   });
 
@@ -43,16 +44,17 @@ export const appsRouter = router({
       const outcome = await putApp(
         ctx.deps.db.prisma,
         ctx.deps.envelope,
+        ctx.deps.apps.compiler,
         input,
         new Date(ctx.deps.clock.now()),
       );
       if (!outcome.ok) {
         throw new ApiProblem(
-          apiError('invalid_request', 'The app registration has problems.', { issues: outcome.issues }),
+          apiError('invalid_request', 'The app registration has problems.', { issues: outcome.error }),
         );
       }
       ctx.deps.apps.invalidate(input.appId);
-      return { appId: outcome.appId, tools: outcome.tools };
+      return outcome.value;
     }),
 
   list: adminProcedure

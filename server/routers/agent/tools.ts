@@ -1,10 +1,57 @@
+import { apiError } from '../../../shared/errors.ts';
 import { composeToolId } from '../../../shared/ids.ts';
 import { listToolsInput, listToolsOutput, type ToolView } from '../../../shared/schemas/agent.ts';
 import { agentHeaders } from '../../../shared/schemas/headers.ts';
+import type { LoadedApp } from '../../apps/registry.ts';
 import { canExecute } from '../../auth/scopes.ts';
+import { ApiProblem } from '../../problem.ts';
 import { agentProcedure } from '../../trpc.ts';
 
-/** GET /tools: the catalog of the apps this key may execute. */
+/** Where a page starts: an app and the index of a tool in its document order. */
+interface Position {
+  appId: string;
+  index: number;
+}
+
+/** Cursors are opaque to callers: base64url of `[appId, index]`. */
+function encodeCursor(position: Position): string {
+  return Buffer.from(JSON.stringify([position.appId, position.index])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): Position | null {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (
+      Array.isArray(value) &&
+      value.length === 2 &&
+      typeof value[0] === 'string' &&
+      Number.isSafeInteger(value[1]) &&
+      (value[1] as number) >= 0 &&
+      encodeCursor({ appId: value[0], index: value[1] as number }) === cursor
+    ) {
+      return { appId: value[0], index: value[1] as number };
+    }
+  } catch {}
+  return null;
+}
+
+function view(
+  app: LoadedApp,
+  tool: { name: string; description: string; parametersSchema: Record<string, unknown>; scopes: string[] },
+): ToolView {
+  const userAuth = app.auth.type === 'oauth2';
+  return {
+    toolId: composeToolId(app.appId, tool.name),
+    appId: app.appId,
+    name: tool.name,
+    description: tool.description,
+    parameters: tool.parametersSchema,
+    requiresUserAuth: userAuth,
+    scopes: userAuth ? tool.scopes : [],
+  };
+}
+
+/** GET /tools: the catalog of the apps this key may execute, searched with `q`, paged by `limit`/`cursor`. */
 export const listToolsProcedure = agentProcedure
   .meta({
     openapi: {
@@ -19,21 +66,28 @@ export const listToolsProcedure = agentProcedure
   .input(listToolsInput)
   .output(listToolsOutput)
   .query(async ({ ctx, input }) => {
+    const start = input.cursor === undefined ? null : decodeCursor(input.cursor);
+    if (input.cursor !== undefined && start === null) {
+      throw new ApiProblem(
+        apiError('invalid_request', 'The cursor is not one this server gave.', {
+          issues: [{ path: '/cursor', message: 'Must be the next_cursor of a previous page.' }],
+        }),
+      );
+    }
+    const words = (input.q ?? '').toLowerCase().split(/\s+/).filter(Boolean);
+    const limit = input.limit ?? Number.POSITIVE_INFINITY;
     const apps = input.appId ? [await ctx.deps.apps.get(input.appId)] : await ctx.deps.apps.list();
     const tools: ToolView[] = [];
     for (const app of apps) {
       if (!app || !canExecute(ctx.principal.scopes, app.appId)) continue;
-      const userAuth = app.auth.type === 'oauth2';
-      for (const { tool } of app.compiled.tools.values()) {
-        tools.push({
-          toolId: composeToolId(app.appId, tool.name),
-          appId: app.appId,
-          name: tool.name,
-          description: tool.description,
-          parameters: tool.parametersSchema,
-          requiresUserAuth: userAuth,
-          scopes: userAuth ? tool.scopes : [],
-        });
+      if (start && app.appId < start.appId) continue;
+      let index = -1;
+      for (const compiled of app.compiled.tools.values()) {
+        index += 1;
+        if (start && app.appId === start.appId && index < start.index) continue;
+        if (words.length > 0 && !compiled.matches(words)) continue;
+        if (tools.length === limit) return { tools, next_cursor: encodeCursor({ appId: app.appId, index }) };
+        tools.push(view(app, compiled.tool));
       }
     }
     return { tools };
