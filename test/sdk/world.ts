@@ -93,15 +93,16 @@ export async function startWorld(backend: BackendName): Promise<World> {
 /** A fetch that records every request the SDK sends (method, path, headers, body). */
 export function recordingFetch(inner: typeof fetch = fetch): {
   fetch: typeof fetch;
-  sent: Array<{ method: string; path: string; headers: Headers; body: string }>;
+  sent: Array<{ method: string; path: string; url: URL; headers: Headers; body: string }>;
 } {
-  const sent: Array<{ method: string; path: string; headers: Headers; body: string }> = [];
+  const sent: Array<{ method: string; path: string; url: URL; headers: Headers; body: string }> = [];
   const recording: typeof fetch = async (input, init) => {
     const request = new Request(input, init);
     const body = request.body ? await request.clone().text() : '';
     sent.push({
       method: request.method,
       path: new URL(request.url).pathname,
+      url: new URL(request.url),
       headers: request.headers,
       body,
     });

@@ -1,0 +1,106 @@
+/**
+ * One naming for models everywhere (CONTRACT.md §9): `<appId>__<toolName>`, at most 64 characters,
+ * hashed when longer, mapped back to the composite id — checked on long, dotted and colliding ids
+ * registered on a real server, and run through an adapter to the upstream.
+ */
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOpenAITools } from '../../../sdk/src/openai.ts';
+import { modelToolName } from '../../../shared/tool-names.ts';
+import { call } from '../../support/server.ts';
+import { startWorld, type World } from '../world.ts';
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+const LONG = 'a-rather-long-application-identifier-for-the-name-round-trip-test';
+
+describe('SDK adapters: tool names for models', () => {
+  let w: World;
+  beforeAll(async () => {
+    w = await startWorld('pglite');
+    const put = async (appId: string, openapi: unknown) => {
+      const reply = await call(w.server.url, 'PUT', `/admin/apps/${appId}`, {
+        key: w.server.adminKey,
+        body: { provider: 'toolgate.test', openapi, auth: { type: 'none' } },
+      });
+      if (reply.status !== 200) throw new Error(reply.text);
+    };
+    await put(LONG, w.upstream.openapi);
+    await put('acme.files', w.upstream.openapi);
+    // `x__y` + `getItem` and `x` + `y__getItem` give the same plain name.
+    await put('x__y', w.upstream.openapi);
+    await put('x', {
+      openapi: '3.1.0',
+      info: { title: 'collides', version: '1' },
+      servers: [{ url: w.upstream.url }],
+      paths: {
+        '/items/{itemId}': {
+          get: {
+            operationId: 'y__getItem',
+            parameters: [{ name: 'itemId', in: 'path', required: true, schema: { type: 'string' } }],
+            responses: { 200: { description: 'The item' } },
+          },
+        },
+      },
+    });
+  });
+  afterAll(async () => {
+    await w?.close();
+  });
+
+  it('long ids: 64-character hashed names, the MCP names, unique, mapped back, and callable', async () => {
+    const loaded = await createOpenAITools(w.toolgate(), { apps: [LONG] });
+    if (!loaded.ok) throw new Error(loaded.error);
+    const { toolset } = loaded.tools;
+    expect(toolset.tools.length).toBeGreaterThan(10);
+    const names = toolset.tools.map((t) => t.name);
+    expect(new Set(names).size).toBe(names.length);
+    for (const tool of toolset.tools) {
+      const toolName = tool.toolId.slice(`${LONG}:::`.length);
+      const plain = `${LONG}__${toolName}`;
+      expect(tool.name).toBe(`${plain.slice(0, 55)}_${sha256(`${LONG}:::${toolName}`).slice(0, 8)}`);
+      expect(tool.name).toHaveLength(64);
+      expect(tool.name).toBe(modelToolName(LONG, toolName, sha256)); // what MCP's tools/list shows
+      expect(toolset.toolId(tool.name)).toBe(tool.toolId);
+    }
+    const getItem = toolset.tools.find((t) => t.toolId === `${LONG}:::getItem`);
+    const before = w.upstream.requests.length;
+    const [message] = await loaded.tools.handleToolCalls({
+      role: 'assistant',
+      content: null,
+      refusal: null,
+      tool_calls: [
+        {
+          id: 'call_long',
+          type: 'function',
+          function: { name: getItem?.name as string, arguments: '{"itemId":"long","fields":null}' },
+        },
+      ],
+    });
+    expect(message).toEqual({
+      role: 'tool',
+      tool_call_id: 'call_long',
+      content: JSON.stringify({ ok: true, data: { id: 'long', title: 'An item' } }),
+    });
+    expect(w.upstream.requests.slice(before).map((r) => r.url)).toEqual(['/items/long']);
+  });
+
+  it('an app id with "." (not allowed in function names) gets `_` and the hash', async () => {
+    const loaded = await createOpenAITools(w.toolgate(), { tools: ['acme.files:::getItem'] });
+    if (!loaded.ok) throw new Error(loaded.error);
+    const [tool] = loaded.tools.toolset.tools;
+    expect(tool?.name).toBe(`acme_files__getItem_${sha256('acme.files:::getItem').slice(0, 8)}`);
+    expect(tool?.name).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
+    expect(loaded.tools.toolset.toolId(tool?.name as string)).toBe('acme.files:::getItem');
+  });
+
+  it('two ids with one plain name both take the hashed form and stay apart', async () => {
+    const loaded = await createOpenAITools(w.toolgate(), { tools: ['x__y:::getItem', 'x:::y__getItem'] });
+    if (!loaded.ok) throw new Error(loaded.error);
+    const byId = Object.fromEntries(loaded.tools.toolset.tools.map((t) => [t.toolId, t.name]));
+    expect(byId).toEqual({
+      'x__y:::getItem': `x__y__getItem_${sha256('x__y:::getItem').slice(0, 8)}`,
+      'x:::y__getItem': `x__y__getItem_${sha256('x:::y__getItem').slice(0, 8)}`,
+    });
+    for (const [toolId, name] of Object.entries(byId)) expect(loaded.tools.toolset.toolId(name)).toBe(toolId);
+  });
+});
