@@ -6,7 +6,7 @@ import type { AppDeps } from '../deps.ts';
 import { expiryFrom, saveGrant } from './grants.ts';
 import { callProvider, isOAuthApp, issuerMatches, parseScope } from './provider.ts';
 import { redirectWith } from './redirect.ts';
-import { callbackUrl, hashState, verifierContext } from './state.ts';
+import { callbackUrl, completePageUrl, hashState, verifierContext } from './state.ts';
 
 /**
  * What GET /handleOAuthCallback answers: a 302 to the client's registered URI, or — when there is
@@ -65,11 +65,14 @@ export async function handleOAuthCallback(
   });
   if (!row) return invalidState();
   // The URI was registered at initiation; one removed since is no longer a trusted place.
-  if (!(await isRegisteredRedirectUri(prisma, row.clientId, row.redirectUri))) return invalidState();
+  if (row.redirectUri !== null && !(await isRegisteredRedirectUri(prisma, row.clientId, row.redirectUri)))
+    return invalidState();
+  // A flow started from MCP has no client URI: it ends on the server's own page.
+  const landing = row.redirectUri ?? completePageUrl(deps.config.publicUrl, row.appId);
 
   const fail = (reason: string): CallbackOutcome => {
     log.info({ appId: row.appId, reason }, 'oauth callback failed');
-    return { kind: 'redirect', location: redirectWith(row.redirectUri, { status: 'error', reason }) };
+    return { kind: 'redirect', location: redirectWith(landing, { status: 'error', reason }) };
   };
 
   const now = deps.clock.now();
@@ -137,5 +140,5 @@ export async function handleOAuthCallback(
     return fail('server_error');
   }
   log.info({ appId: app.appId }, 'oauth grant stored');
-  return { kind: 'redirect', location: redirectWith(row.redirectUri, { status: 'success' }) };
+  return { kind: 'redirect', location: redirectWith(landing, { status: 'success' }) };
 }

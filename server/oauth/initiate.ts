@@ -5,10 +5,11 @@ import { isRegisteredRedirectUri } from '../admin/redirect-uris.ts';
 import { randomId } from '../auth/api-keys.ts';
 import { LIMITS } from '../config.ts';
 import type { AppDeps } from '../deps.ts';
-import { isOAuthApp, providerConfiguration } from './provider.ts';
+import { err, ok, type Result } from '../result.ts';
+import { isOAuthApp, type OAuthApp, providerConfiguration } from './provider.ts';
 import { callbackUrl, hashState, pruneStates, verifierContext } from './state.ts';
 
-export type InitiateOutcome = { ok: true; value: InitiateOAuthAnswer } | { ok: false; body: ErrorBody };
+export type InitiateOutcome = Result<InitiateOAuthAnswer, ErrorBody>;
 
 /** Parameters of the authorization request that the registration's `extraAuthParams` cannot override. */
 const RESERVED = new Set([
@@ -35,25 +36,32 @@ export async function initiateOAuth(
 ): Promise<InitiateOutcome> {
   const app = await deps.apps.get(input.appId);
   if (!app) {
-    return {
-      ok: false,
-      body: apiError('app_not_found', `No app ${input.appId} is registered.`, { app_id: input.appId }),
-    };
+    return err(apiError('app_not_found', `No app ${input.appId} is registered.`, { app_id: input.appId }));
   }
   if (!isOAuthApp(app)) {
     const message = `App ${app.appId} does not use OAuth; its tools need no user authorization.`;
-    return {
-      ok: false,
-      body: apiError('invalid_request', message, { issues: [{ path: '/appId', message }] }),
-    };
+    return err(apiError('invalid_request', message, { issues: [{ path: '/appId', message }] }));
   }
   if (!(await isRegisteredRedirectUri(deps.db.prisma, clientId, input.clientRedirectUri))) {
-    return {
-      ok: false,
-      body: apiError('redirect_uri_mismatch', 'clientRedirectUri is not registered on this client.'),
-    };
+    return err(apiError('redirect_uri_mismatch', 'clientRedirectUri is not registered on this client.'));
   }
 
+  return ok(await startAuthorization(deps, clientId, input.userId, app, input.clientRedirectUri));
+}
+
+/**
+ * Starts one authorization of `userId` (of `clientId`) for `app`: a fresh state (256 random bits)
+ * bound to (client, user, app, redirect URI, PKCE verifier), stored hashed with the verifier
+ * sealed, and the provider's authorization URL carrying it. `redirectUri` null: a flow started from
+ * MCP, whose callback ends on /oauth/complete.
+ */
+export async function startAuthorization(
+  deps: AppDeps,
+  clientId: string,
+  userId: string,
+  app: OAuthApp,
+  redirectUri: string | null,
+): Promise<InitiateOAuthAnswer> {
   const state = oidc.randomState();
   const verifier = oidc.randomPKCECodeVerifier();
   const stateHash = hashState(state);
@@ -65,9 +73,9 @@ export async function initiateOAuth(
       id: randomId('ost'),
       stateHash,
       clientId,
-      userId: input.userId,
+      userId,
       appId: app.appId,
-      redirectUri: input.clientRedirectUri,
+      redirectUri,
       verifier: new Uint8Array(sealedVerifier),
       expiresAt,
       createdAt: new Date(now),
@@ -89,8 +97,5 @@ export async function initiateOAuth(
     code_challenge_method: 'S256',
   });
   const url = oidc.buildAuthorizationUrl(providerConfiguration(app.auth, null), parameters);
-  return {
-    ok: true,
-    value: { authorizationUrl: url.href, state, expires_at: expiresAt.toISOString() },
-  };
+  return { authorizationUrl: url.href, state, expires_at: expiresAt.toISOString() };
 }

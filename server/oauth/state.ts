@@ -15,6 +15,14 @@ export function callbackUrl(publicUrl: string): string {
   return `${publicUrl}${CALLBACK_PATH}`;
 }
 
+/** The page a flow without a client redirect URI (started from MCP) ends on. */
+export const COMPLETE_PATH = '/oauth/complete';
+
+/** `/oauth/complete` naming the app; the callback adds `status` (and `reason`). */
+export function completePageUrl(publicUrl: string, appId: string): string {
+  return `${publicUrl}${COMPLETE_PATH}?app=${encodeURIComponent(appId)}`;
+}
+
 export function hashState(state: string): string {
   return createHash('sha256').update(state, 'utf8').digest('hex');
 }

@@ -29,6 +29,6 @@ export const initiateOAuthProcedure = agentProcedure
   .output(initiateOAuthOutput)
   .mutation(async ({ ctx, input }) => {
     const outcome = await initiateOAuth(ctx.deps, ctx.clientId, input);
-    if (!outcome.ok) throw new ApiProblem(outcome.body);
+    if (!outcome.ok) throw new ApiProblem(outcome.error);
     return outcome.value;
   });

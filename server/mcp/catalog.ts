@@ -1,0 +1,87 @@
+import { createHash } from 'node:crypto';
+import { composeToolId } from '../../shared/ids.ts';
+import { modelToolName } from '../../shared/tool-names.ts';
+import type { AppRegistry, LoadedApp } from '../apps/registry.ts';
+import type { Principal } from '../auth/authenticate.ts';
+import { canExecute } from '../auth/scopes.ts';
+import type { Tool as CatalogTool } from '../catalog/types.ts';
+
+/**
+ * The catalog as an MCP client sees it (CONTRACT §9): exactly the tools `GET /tools` lists for the
+ * key (narrowed by `apps`), each under its model-facing name. The name map is computed from the
+ * catalog on every request, so it is the same on every server and after every restart.
+ */
+
+export interface McpCatalogEntry {
+  /** `<appId>__<toolName>`, or its hashed form when longer than 64 characters. */
+  name: string;
+  /** `<appId>:::<toolName>`. */
+  toolId: string;
+  app: LoadedApp;
+  tool: CatalogTool;
+}
+
+const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+
+/** The MCP name of a tool (shared/tool-names.ts holds the rule). */
+export function mcpToolName(appId: string, toolName: string): string {
+  return modelToolName(appId, toolName, sha256Hex);
+}
+
+/** Every tool the key may run, in `GET /tools` order (apps by id, tools in document order). */
+export async function mcpCatalog(
+  registry: AppRegistry,
+  principal: Principal,
+  apps: ReadonlySet<string> | undefined,
+): Promise<McpCatalogEntry[]> {
+  const loaded = apps
+    ? (await Promise.all([...apps].sort().map((appId) => registry.get(appId)))).filter(
+        (app): app is LoadedApp => app !== null,
+      )
+    : await registry.list();
+  const entries: McpCatalogEntry[] = [];
+  for (const app of loaded) {
+    if (!canExecute(principal.scopes, app.appId)) continue;
+    for (const { tool } of app.compiled.tools.values()) {
+      entries.push({
+        name: mcpToolName(app.appId, tool.name),
+        toolId: composeToolId(app.appId, tool.name),
+        app,
+        tool,
+      });
+    }
+  }
+  return entries;
+}
+
+/** The operation's own words, where the catalog keeps them (older catalogs joined them into `description`). */
+interface OperationText {
+  operationId?: string | null;
+  summary?: string | null;
+  operationDescription?: string | null;
+}
+
+/** The MCP `Tool` of an entry: title, description, schema, annotations and `_meta` of CONTRACT §9. */
+export function mcpTool(entry: McpCatalogEntry) {
+  const { tool } = entry;
+  const text: OperationText = tool;
+  const method = tool.method.toUpperCase();
+  const summary = text.summary || undefined;
+  const description =
+    (text.operationDescription ?? (text.summary === undefined ? tool.description : null)) ||
+    summary ||
+    `${method} ${tool.pathTemplate}`;
+  return {
+    name: entry.name,
+    title: summary ?? text.operationId ?? tool.name,
+    description,
+    inputSchema: tool.parametersSchema as { type: 'object'; [key: string]: unknown },
+    annotations: {
+      ...(method === 'GET' || method === 'HEAD' ? { readOnlyHint: true } : {}),
+      ...(method === 'DELETE' ? { destructiveHint: true } : {}),
+      ...(['GET', 'HEAD', 'PUT', 'DELETE'].includes(method) ? { idempotentHint: true } : {}),
+      openWorldHint: true,
+    },
+    _meta: { 'toolgate/toolId': entry.toolId },
+  };
+}

@@ -1,0 +1,18 @@
+import type { Logger } from 'pino';
+import type { Caller } from '../calls/call-tool.ts';
+
+/** One authenticated `/mcp` request, as the adapter hands it to the MCP server it builds. */
+export interface McpCall {
+  caller: Caller;
+  /** X-Service-User-Id as sent. */
+  userId: string | undefined;
+  /** The `apps` query filter; all the key's apps when absent. */
+  apps: ReadonlySet<string> | undefined;
+  /** Tool-call request ids whose arguments carry an own `__proto__` (dropped by parsers, reported by us). */
+  protoArguments: boolean;
+  startedAt: number;
+  log: Logger;
+}
+
+/** Where the adapter puts the McpCall inside the SDK's `authInfo.extra`. */
+export const MCP_CALL = 'toolgate/call';

@@ -1,0 +1,102 @@
+import {
+  type McpRequestContext,
+  type McpServerFactory,
+  ProtocolError,
+  ProtocolErrorCode,
+  type RequestStateCodec,
+  Server,
+} from '@modelcontextprotocol/server';
+import type { ErrorBody } from '../../shared/errors.ts';
+import { admitCall, callTool } from '../calls/call-tool.ts';
+import type { AppDeps } from '../deps.ts';
+import { authorizationAnswer } from './authorization.ts';
+import { mcpCatalog, mcpTool } from './catalog.ts';
+import { MCP_CALL, type McpCall } from './context.ts';
+import type { AuthorizationState } from './request-state.ts';
+import { errorResult, successResult } from './results.ts';
+
+/** Tools per `tools/list` page; the client follows `nextCursor` for the rest. */
+export const TOOLS_PAGE_SIZE = 100;
+const SERVER_INFO = { name: 'toolgate', version: '0.1.0' };
+
+const PROTO_ISSUE = {
+  path: '/__proto__',
+  message: 'Unknown parameter "__proto__": the tool has no parameter of that name.',
+};
+
+/** Cursors are opaque to clients: base64url of the offset, checked on the way back. */
+function encodeCursor(offset: number): string {
+  return Buffer.from(`o:${offset}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string | undefined): number {
+  if (cursor === undefined) return 0;
+  const match = /^o:(\d{1,9})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!match || encodeCursor(Number(match[1])) !== cursor) {
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'The cursor is not one this server gave.');
+  }
+  return Number(match[1]);
+}
+
+/**
+ * The per-request MCP server (createMcpHandler builds one for every HTTP request, in either era):
+ * `tools/list` over the key's catalog, `tools/call` through the one tool-call core.
+ */
+export function mcpServerFactory(
+  deps: AppDeps,
+  codecs: () => Promise<RequestStateCodec<AuthorizationState>>,
+): McpServerFactory {
+  return async ({ era, authInfo }: McpRequestContext) => {
+    const call = authInfo?.extra?.[MCP_CALL] as McpCall | undefined;
+    if (!call) throw new Error('an /mcp request reached the MCP server without an authenticated caller');
+    const codec = await codecs();
+    const server = new Server(SERVER_INFO, {
+      capabilities: { tools: {} },
+      requestState: { verify: codec.verify },
+    });
+
+    server.setRequestHandler('tools/list', async (request) => {
+      const offset = decodeCursor(request.params?.cursor);
+      const catalog = await mcpCatalog(deps.apps, call.caller.principal, call.apps);
+      const page = catalog.slice(offset, offset + TOOLS_PAGE_SIZE).map(mcpTool);
+      const next = offset + TOOLS_PAGE_SIZE;
+      return { tools: page, ...(next < catalog.length ? { nextCursor: encodeCursor(next) } : {}) };
+    });
+
+    server.setRequestHandler('tools/call', async (request, ctx) => {
+      const { name } = request.params;
+      const catalog = await mcpCatalog(deps.apps, call.caller.principal, call.apps);
+      const entry = catalog.find((candidate) => candidate.name === name);
+      if (!entry) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
+      const previous = ctx.mcpReq.requestState<AuthorizationState>();
+      // Verified (signature, expiry, key/client/user binding) before we get here; the tool is ours to check.
+      if (previous !== undefined && (typeof previous !== 'object' || previous.t !== entry.toolId)) {
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid or expired requestState');
+      }
+
+      const admitted = admitCall(deps, call.caller);
+      if (!admitted.ok) return errorResult(admitted.error.body);
+      const outcome = await callTool(deps, admitted.value, {
+        toolId: entry.toolId,
+        parameters: (request.params.arguments ?? {}) as Record<string, unknown>,
+        userId: call.userId,
+        // The retries of one authorization round share a key: the tool runs once, on any server.
+        idempotencyKey: previous ? `mcp:${previous.n}` : undefined,
+        earlierIssues: call.protoArguments ? [PROTO_ISSUE] : [],
+        apps: call.apps,
+        startedAt: call.startedAt,
+        log: call.log,
+      });
+      if (outcome.ok) return server.projectCallToolResult(successResult(outcome.value.body), undefined);
+      const body: ErrorBody = outcome.error.body;
+      if (body.error === 'auth_required') {
+        return authorizationAnswer(deps, call, entry, body, ctx, era, codec, previous);
+      }
+      if (body.error === 'tool_not_found') {
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
+      }
+      return errorResult(body);
+    });
+    return server;
+  };
+}

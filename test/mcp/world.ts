@@ -1,0 +1,153 @@
+/**
+ * The MCP world of a test: the OAuth harness (server, oidc-provider, upstream, an agent, the oauth2
+ * app `demo`) plus a `none` app over the same upstream, and the two official MCP clients: the v2
+ * client pinned to 2026-07-28 and the v1 client (2025-11-25 handshake), connected to `/mcp` with
+ * the agent's headers.
+ */
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { type Agent, type Harness, redirectQuery } from '../oauth/harness.ts';
+
+export interface McpClientOptions {
+  agent?: Agent;
+  userId?: string;
+  /** Declare `elicitation.url` (default true). */
+  urlElicitation?: boolean;
+  /** Query of the /mcp URL, e.g. `?apps=demo`. */
+  query?: string;
+  /** The user's answer to a URL elicitation (default: consent at the provider, then accept). */
+  onElicit?: (url: string) => Promise<'accept' | 'decline'>;
+  /** Base URL of another server (the retry of a round on a second server). */
+  baseUrl?: string;
+}
+
+export interface Elicited {
+  url: string;
+  message: string;
+}
+
+/** The headers an MCP client sends on every request, as an agent configures them. */
+export function agentHeaders(agent: Agent, userId?: string): Record<string, string> {
+  return {
+    authorization: `Bearer ${agent.apiKey}`,
+    'x-service-client-id': agent.clientId,
+    ...(userId === undefined ? {} : { 'x-service-user-id': userId }),
+  };
+}
+
+/**
+ * The simulated user: opens the authorization URL, consents at the provider as `account`, and the
+ * browser lands on toolgate's callback, which sends it to /oauth/complete. Answers that page.
+ */
+export async function consent(harness: Harness, authorizationUrl: string, account: string) {
+  const back = await harness.provider.authorize(authorizationUrl, { account });
+  const callback = await harness.callback(back);
+  const location = callback.headers.get('location') ?? '';
+  const page = await fetch(
+    new URL(new URL(location).pathname + new URL(location).search, harness.server.url),
+  );
+  return {
+    callback,
+    location,
+    query: redirectQuery(callback),
+    page: { status: page.status, html: await page.text() },
+  };
+}
+
+/** The v2 client, pinned to 2026-07-28. `elicited` collects every URL elicitation it answered. */
+export async function connectV2(harness: Harness, options: McpClientOptions = {}) {
+  const agent = options.agent ?? harness.agent;
+  const elicited: Elicited[] = [];
+  const client = new Client(
+    { name: 'test-v2', version: '1.0.0' },
+    {
+      capabilities: options.urlElicitation === false ? {} : { elicitation: { url: {} } },
+      versionNegotiation: { mode: { pin: '2026-07-28' } },
+    },
+  );
+  if (options.urlElicitation !== false) {
+    client.setRequestHandler('elicitation/create', async (request) => {
+      const params = request.params as { url: string; message: string };
+      elicited.push({ url: params.url, message: params.message });
+      const answer = options.onElicit
+        ? await options.onElicit(params.url)
+        : (await consent(harness, params.url, options.userId ?? 'alice'), 'accept' as const);
+      return { action: answer };
+    });
+  }
+  const url = new URL(`/mcp${options.query ?? ''}`, options.baseUrl ?? harness.server.url);
+  await client.connect(
+    new StreamableHTTPClientTransport(url, { requestInit: { headers: agentHeaders(agent, options.userId) } }),
+  );
+  return { client, elicited, close: () => client.close() };
+}
+
+/** The v1 client (2025-11-25 handshake). */
+export async function connectV1(harness: Harness, options: McpClientOptions = {}) {
+  const agent = options.agent ?? harness.agent;
+  const client = new V1Client(
+    { name: 'test-v1', version: '1.0.0' },
+    { capabilities: options.urlElicitation === false ? {} : { elicitation: { url: {} } } },
+  );
+  // Declared so the client accepts the capability; stateless serving never sends it a request.
+  if (options.urlElicitation !== false)
+    client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'cancel' }));
+  const url = new URL(`/mcp${options.query ?? ''}`, options.baseUrl ?? harness.server.url);
+  await client.connect(
+    new V1Transport(url, { requestInit: { headers: agentHeaders(agent, options.userId) } }),
+  );
+  return { client, close: () => client.close() };
+}
+
+/** A raw JSON-RPC POST to /mcp (what a hand-rolled or hostile client sends). */
+export async function rawMcp(
+  baseUrl: string,
+  body: string | Buffer,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: Headers; text: string; json: unknown }> {
+  const response = await fetch(new URL('/mcp', baseUrl), {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...headers,
+    },
+    body,
+  });
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {}
+  return { status: response.status, headers: response.headers, text, json };
+}
+
+/** A 2026-07-28 `tools/call` as the v2 client writes it, with optional requestState and inputResponses. */
+export function modernCall(
+  id: number,
+  name: string,
+  args: Record<string, unknown>,
+  extra: { requestState?: string; inputResponses?: Record<string, unknown>; urlElicitation?: boolean } = {},
+): string {
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: {
+      name,
+      arguments: args,
+      ...(extra.inputResponses ? { inputResponses: extra.inputResponses } : {}),
+      ...(extra.requestState ? { requestState: extra.requestState } : {}),
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+        'io.modelcontextprotocol/clientCapabilities':
+          extra.urlElicitation === false ? {} : { elicitation: { url: {} } },
+      },
+    },
+  });
+}
+
+export const MODERN_HEADERS = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call' };
