@@ -198,6 +198,12 @@ function deriveTool(
     additionalProperties: false,
     ...(Object.keys(defs).length > 0 ? { $defs: defs } : {}),
   };
+  const badPattern = findBadPattern(parametersSchema);
+  if (badPattern !== null) {
+    throw new Unservable(
+      `its parameter schema has a pattern that is not a regular expression: "${badPattern}"`,
+    );
+  }
   if (!options.ajv.validateSchema(parametersSchema)) {
     const issue = errorsToIssues(options.ajv.errors ?? [], 'schema')[0];
     throw new Unservable(
@@ -227,6 +233,37 @@ function deriveTool(
       parametersSchema,
     },
   };
+}
+
+/**
+ * The first `pattern` (or `patternProperties` key) of a schema that no engine compiles, or null.
+ * Compiled like the validator does: Unicode mode, else plain mode (`validate.ts`).
+ */
+function findBadPattern(schema: unknown): string | null {
+  const compiles = (pattern: string) => {
+    for (const flags of ['u', '']) {
+      try {
+        new RegExp(pattern, flags);
+        return true;
+      } catch {}
+    }
+    return false;
+  };
+  const pending: unknown[] = [schema];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (Array.isArray(node)) pending.push(...node);
+    if (!isObject(node)) continue;
+    if (typeof node.pattern === 'string' && !compiles(node.pattern)) return node.pattern;
+    if (isObject(node.patternProperties)) {
+      const bad = Object.keys(node.patternProperties).find((key) => !compiles(key));
+      if (bad !== undefined) return bad;
+    }
+    for (const [key, value] of Object.entries(node)) {
+      if (key !== 'enum' && key !== 'const' && key !== 'examples' && key !== 'default') pending.push(value);
+    }
+  }
+  return null;
 }
 
 /** `/files/{id}#add_shared_link` → `/files/{id}`; `/search?type=user` → `/search` + `type=user`. */

@@ -81,7 +81,7 @@ describeBackends('app registration', (backend) => {
     it('registers an app and answers its id and tool names in document order', async () => {
       const reply = await admin('PUT', '/admin/apps/items', apiKeyRegistration());
       expect(reply.status).toBe(200);
-      expect(reply.body).toEqual({ appId: 'items', tools: ALL_TOOLS });
+      expect(reply.body).toEqual({ appId: 'items', tools: ALL_TOOLS, skipped: [] });
     });
 
     it('shows the app without its secret; the base URL defaults to servers[0].url', async () => {
@@ -94,6 +94,7 @@ describeBackends('app registration', (backend) => {
         baseUrl: upstream.url,
         auth: { type: 'api_key', in: 'header', name: 'X-Api-Key' },
         tools: ALL_TOOLS,
+        skipped: [],
         updatedAt: expect.stringMatching(ISO),
       });
     });
@@ -121,7 +122,7 @@ describeBackends('app registration', (backend) => {
         },
       });
       expect(put.status).toBe(200);
-      expect(put.body).toEqual({ appId: 'oauthy', tools: ALL_TOOLS });
+      expect(put.body).toEqual({ appId: 'oauthy', tools: ALL_TOOLS, skipped: [] });
       const reply = await admin('GET', '/admin/apps/oauthy');
       expect(reply.status).toBe(200);
       expect(reply.body).toEqual({
@@ -139,6 +140,7 @@ describeBackends('app registration', (backend) => {
           extraAuthParams: { prompt: 'consent' },
         },
         tools: ALL_TOOLS,
+        skipped: [],
         updatedAt: expect.stringMatching(ISO),
       });
     });
@@ -150,7 +152,11 @@ describeBackends('app registration', (backend) => {
         auth: { type: 'none' },
       });
       expect(v30.status).toBe(200);
-      expect(v30.body).toEqual({ appId: 'v30', tools: ['listItems', 'createItem', 'getItem', 'getMe'] });
+      expect(v30.body).toEqual({
+        appId: 'v30',
+        tools: ['listItems', 'createItem', 'getItem', 'getMe'],
+        skipped: [],
+      });
 
       const yaml = [
         'openapi: 3.1.0',
@@ -180,7 +186,7 @@ describeBackends('app registration', (backend) => {
         auth: { type: 'none' },
       });
       expect(put.status).toBe(200);
-      expect(put.body).toEqual({ appId: 'yamly', tools: ['readText', 'readItem'] });
+      expect(put.body).toEqual({ appId: 'yamly', tools: ['readText', 'readItem'], skipped: [] });
       const shown = await admin('GET', '/admin/apps/yamly');
       expect(shown.body).toMatchObject({ baseUrl: upstream.url, tools: ['readText', 'readItem'] });
 
@@ -214,6 +220,7 @@ describeBackends('app registration', (backend) => {
       expect(replaced.body).toEqual({
         appId: 'swap',
         tools: ['listItems', 'createItem', 'getItem', 'getMe'],
+        skipped: [],
       });
       const after = await admin('GET', '/admin/apps/swap');
       expect(after.body).toEqual({
@@ -222,6 +229,7 @@ describeBackends('app registration', (backend) => {
         baseUrl: `${upstream.url}/`,
         auth: { type: 'api_key', in: 'query', name: 'api_key' },
         tools: ['listItems', 'createItem', 'getItem', 'getMe'],
+        skipped: [],
         updatedAt: expect.stringMatching(ISO),
       });
       expect(Date.parse(after.body.updatedAt)).toBeGreaterThanOrEqual(Date.parse(before.body.updatedAt));
@@ -261,6 +269,7 @@ describeBackends('app registration', (backend) => {
     expect(reply.body).toEqual({
       appId: 'from-path',
       tools: ['listItems', 'createItem', 'getItem', 'getMe'],
+      skipped: [],
     });
     expect((await admin('GET', '/admin/apps/from-body')).status).toBe(404);
   });
@@ -359,140 +368,74 @@ describeBackends('app registration', (backend) => {
     });
     const servers = () => [{ url: upstream.url }];
 
+    const nothingServable = (reason: string, pointer = '/openapi/paths/~1a/get') => [
+      { path: pointer, message: `No operation can be served: ${reason}` },
+    ];
+
     it.each([
       [
-        'a document without info',
-        { openapi: '3.1.0', servers: [{ url: 'https://a.example' }], paths: minimalDocument().paths },
-        [{ path: '/openapi/info', message: 'info must be an object with a title and a version.' }],
-      ],
-      [
-        'a Swagger 2.0 document',
+        'a Swagger 2.0 document without operations',
         { swagger: '2.0', info: { title: 't', version: '1' }, paths: {} },
         [
           {
-            path: '/openapi/openapi',
-            message: 'Swagger 2.0 documents are not supported; convert the document to OpenAPI 3.',
+            path: '/openapi/paths',
+            message:
+              'The document defines no operation (paths is missing or empty), so it would give no tools.',
           },
         ],
       ],
       [
-        'a duplicate operationId',
-        minimalDocument({
-          servers: [{ url: 'https://a.example' }],
-          paths: {
-            '/a': { get: { operationId: 'same', responses: { 200: { description: 'a' } } } },
-            '/b': { get: { operationId: 'same', responses: { 200: { description: 'b' } } } },
-          },
-        }),
-        [
-          {
-            path: '/openapi/paths/~1b/get/operationId',
-            message: 'operationId "same" is already used by GET /a.',
-          },
-        ],
+        'a document whose only operation has an external reference',
+        operation({ parameters: [{ $ref: 'https://evil.example/p.json' }] }),
+        nothingServable(
+          'Its parameter reference "https://evil.example/p.json" can\'t be resolved inside the document.',
+        ),
       ],
       [
-        'an operationId that is not a tool name',
-        minimalDocument({
-          servers: [{ url: 'https://a.example' }],
-          paths: { '/a': { get: { operationId: 'bad id', responses: { 200: { description: 'a' } } } } },
-        }),
-        [{ path: '/openapi/paths/~1a/get/operationId', message: expect.stringContaining('"bad id"') }],
-      ],
-      [
-        'an external reference',
-        minimalDocument({
-          servers: [{ url: 'https://a.example' }],
-          paths: {
-            '/a': {
-              get: {
-                operationId: 'a',
-                parameters: [{ $ref: 'https://evil.example/p.json' }],
-                responses: { 200: { description: 'a' } },
-              },
-            },
-          },
-        }),
-        [
-          {
-            path: '/openapi/paths/~1a/get/parameters/0/$ref',
-            message: expect.stringContaining('External reference'),
-          },
-        ],
-      ],
-      [
-        'an undeclared path parameter',
-        minimalDocument({
-          servers: [{ url: 'https://a.example' }],
-          paths: { '/a/{id}': { get: { operationId: 'a', responses: { 200: { description: 'a' } } } } },
-        }),
-        [
-          {
-            path: '/openapi/paths/~1a~1{id}/get',
-            message: 'Path parameter "id" of "/a/{id}" is not declared.',
-          },
-        ],
-      ],
-      [
-        'a document without tools',
+        'a document without operations',
         minimalDocument({ servers: [{ url: 'https://a.example' }], paths: {} }),
         [
           {
             path: '/openapi/paths',
-            message: 'The document defines no operation with an operationId, so it would give no tools.',
-          },
-        ],
-      ],
-      [
-        'a parameter schema that is not a JSON Schema',
-        operation({ parameters: [{ name: 'x', in: 'query', schema: { type: 'strng' } }] }),
-        [
-          {
-            path: '/openapi/paths/~1a/get/parameters/0/schema/type',
-            message: expect.stringMatching(/^Not a valid schema: must be one of "array", /),
-          },
-        ],
-      ],
-      [
-        'a parameter in an unknown location',
-        operation({ parameters: [{ name: 'x', in: 'body', schema: {} }] }),
-        [
-          {
-            path: '/openapi/paths/~1a/get/parameters/0/in',
-            message: 'in must be one of path, query, header, cookie.',
-          },
-        ],
-      ],
-      [
-        'a reference to nothing',
-        operation({ parameters: [{ $ref: '#/components/parameters/Nope' }] }),
-        [
-          {
-            path: '/openapi/paths/~1a/get/parameters/0/$ref',
-            message: 'Reference "#/components/parameters/Nope" points to nothing in the document.',
-          },
-        ],
-      ],
-      [
-        'a required body that is not JSON',
-        operation({ requestBody: { required: true, content: { 'application/xml': { schema: {} } } } }),
-        [
-          {
-            path: '/openapi/paths/~1a/get/requestBody/content',
             message:
-              'The operation requires a request body in application/xml; a tool sends JSON bodies only.',
+              'The document defines no operation (paths is missing or empty), so it would give no tools.',
           },
         ],
       ],
       [
-        'a pattern that does not compile',
+        'a document whose only parameter schema is not a JSON Schema',
+        operation({ parameters: [{ name: 'x', in: 'query', schema: { type: 'string', minLength: -1 } }] }),
+        nothingServable(
+          'Its parameter schema is not a valid JSON Schema (at /properties/x/minLength: Must be at least 0).',
+        ),
+      ],
+      [
+        'a document whose only parameter is in an unknown location',
+        operation({ parameters: [{ name: 'x', in: 'body', schema: {} }] }),
+        nothingServable('Parameter "x" is in "body", not path, query, header or cookie.'),
+      ],
+      [
+        'a document whose only operation references nothing',
+        operation({ parameters: [{ $ref: '#/components/parameters/Nope' }] }),
+        nothingServable(
+          'Its parameter reference "#/components/parameters/Nope" can\'t be resolved inside the document.',
+        ),
+      ],
+      [
+        'a document whose only pattern does not compile',
         operation({ parameters: [{ name: 'x', in: 'query', schema: { type: 'string', pattern: '(' } }] }),
-        [{ path: '/openapi/paths/~1a/get', message: expect.stringContaining("can't be compiled") }],
+        nothingServable('Its parameter schema has a pattern that is not a regular expression: "(".'),
       ],
       [
         'paths that are not an object',
         { openapi: '3.1.0', info: { title: 't', version: '1' }, paths: [] },
-        [{ path: '/openapi/paths', message: 'paths must be an object mapping paths to path items.' }],
+        [
+          {
+            path: '/openapi/paths',
+            message:
+              'The document defines no operation (paths is missing or empty), so it would give no tools.',
+          },
+        ],
       ],
       [
         'an unsupported OpenAPI version',
@@ -500,7 +443,7 @@ describeBackends('app registration', (backend) => {
         [
           {
             path: '/openapi/openapi',
-            message: 'openapi must be an OpenAPI version 3.0.x or 3.1.x, such as "3.1.0".',
+            message: 'openapi must be an OpenAPI version 3.0.x or 3.1.x, such as "3.1.0" (or swagger "2.0").',
           },
         ],
       ],
@@ -531,6 +474,53 @@ describeBackends('app registration', (backend) => {
       expect((await admin('GET', '/admin/apps/bad')).status).toBe(404);
     });
 
+    it('registers what real documents get wrong, and says what it left out', async () => {
+      const reply = await admin('PUT', '/admin/apps/imperfect', {
+        provider: 'acme.imperfect',
+        openapi: {
+          openapi: '3.1.0',
+          servers: [{ url: 'https://a.example' }],
+          paths: {
+            '/a': { get: { operationId: 'same', responses: { 200: { description: 'a' } } } },
+            '/b': { get: { operationId: 'same', responses: { 200: { description: 'b' } } } },
+            '/c': { get: { operationId: 'bad id', responses: { 200: { description: 'c' } } } },
+            '/d/{id}': { get: { operationId: 'undeclared', responses: { 200: { description: 'd' } } } },
+            '/e': {
+              post: {
+                operationId: 'xml',
+                requestBody: { required: true, content: { 'application/xml': { schema: {} } } },
+                responses: { 200: { description: 'e' } },
+              },
+            },
+            '/f': {
+              get: {
+                operationId: 'broken',
+                parameters: [{ $ref: '#/components/parameters/Nope' }],
+                responses: { 200: { description: 'f' } },
+              },
+            },
+          },
+        },
+        auth: { type: 'none' },
+      });
+      expect(reply.status).toBe(200);
+      expect(reply.body).toEqual({
+        appId: 'imperfect',
+        tools: ['same', 'same_2', 'bad_id', 'undeclared', 'xml'],
+        skipped: [
+          {
+            method: 'GET',
+            path: '/f',
+            operationId: 'broken',
+            reason:
+              'Its parameter reference "#/components/parameters/Nope" can\'t be resolved inside the document.',
+          },
+        ],
+      });
+      const shown = await admin('GET', '/admin/apps/imperfect');
+      expect([shown.body.tools, shown.body.skipped]).toEqual([reply.body.tools, reply.body.skipped]);
+    });
+
     it('refuses a document with no absolute servers[0].url when the registration has no baseUrl', async () => {
       for (const extra of [{}, { servers: [{ url: '/v1' }] }]) {
         const reply = await admin('PUT', '/admin/apps/nobase', {
@@ -555,7 +545,7 @@ describeBackends('app registration', (backend) => {
         openapi: minimalDocument(),
         auth: { type: 'none' },
       });
-      expect(fixed.body).toEqual({ appId: 'nobase', tools: ['ping'] });
+      expect(fixed.body).toEqual({ appId: 'nobase', tools: ['ping'], skipped: [] });
     });
 
     it.each([

@@ -343,8 +343,28 @@ describeBackends('parameter mapping as the upstream receives it', (backend) => {
       expect(query.query).toBe(`q=1&api_key=${SECRET}`);
     });
 
-    it('lets the service value win over a same-named parameter the document does not mark as a credential', async () => {
-      const header = await received('uh:::headerKey', { 'X-Api-Key': 'caller-value', q: '1' });
+    it('leaves the app’s api-key parameter out of the tool even when the document does not mark it as a credential', async () => {
+      const refused = await run('uh:::headerKey', { 'X-Api-Key': 'caller-value', q: '1' });
+      expect([refused.status, refused.body.issues]).toEqual([
+        400,
+        [
+          {
+            path: '/X-Api-Key',
+            message: 'Unknown parameter "X-Api-Key": the tool has no parameter of that name.',
+          },
+        ],
+      ]);
+      const refusedQuery = await run('uq:::queryKey', { api_key: 'caller-value', q: '1' });
+      expect([refusedQuery.status, refusedQuery.body.issues]).toEqual([
+        400,
+        [
+          {
+            path: '/api_key',
+            message: 'Unknown parameter "api_key": the tool has no parameter of that name.',
+          },
+        ],
+      ]);
+      const header = await received('uh:::headerKey', { q: '1' });
       expect(header.headers['x-api-key']).toBe(SECRET);
       const sent = header.rawHeaders
         .filter((_value, index) => index % 2 === 0)
@@ -352,7 +372,7 @@ describeBackends('parameter mapping as the upstream receives it', (backend) => {
       expect(sent.filter((name) => name === 'x-api-key')).toHaveLength(1);
       expect(header.rawHeaders).not.toContain('caller-value');
 
-      const query = await received('uq:::queryKey', { api_key: 'caller-value', q: '1' });
+      const query = await received('uq:::queryKey', { q: '1' });
       expect(new URLSearchParams(query.query).getAll('api_key')).toEqual([SECRET]);
       expect(query.query).toBe(`q=1&api_key=${SECRET}`);
     });

@@ -34,24 +34,21 @@ const DEMO_TOOLS = [
     parameters: {
       $schema: DIALECT,
       type: 'object',
-      properties: {
-        body: {
+      properties: { body: { $ref: '#/$defs/NewItem' } },
+      required: ['body'],
+      additionalProperties: false,
+      // A referenced schema is shared under $defs, not inlined; its read-only `id` is not sent.
+      $defs: {
+        NewItem: {
           type: 'object',
           required: ['title'],
           properties: {
-            id: {
-              type: 'string',
-              readOnly: true,
-              description: 'Set by the server: not required in requests',
-            },
             title: { type: 'string', minLength: 1 },
             labels: { type: ['array', 'null'], items: { type: 'string' } },
           },
           additionalProperties: false,
         },
       },
-      required: ['body'],
-      additionalProperties: false,
     },
     requiresUserAuth: false,
     scopes: [],
