@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Server as NetServer } from 'node:net';
 import type { Logger } from 'pino';
 import { AppRegistry } from './apps/registry.ts';
 import { ApiKeyVerifier } from './auth/authenticate.ts';
@@ -18,8 +18,11 @@ import { createMetrics } from './metrics.ts';
 export interface App {
   deps: AppDeps;
   server: Server;
-  /** Listens on config.host:config.port (port 0 picks a free one) and answers the bound URL. */
-  listen(): Promise<string>;
+  /**
+   * Listens on config.host:config.port (port 0 picks a free one), or on a socket already bound to
+   * it (main.ts binds first, so a port in use fails before the database opens); answers the URL.
+   */
+  listen(bound?: NetServer): Promise<string>;
   /** Stops accepting, lets in-flight requests finish (up to the grace time), closes the database. */
   close(): Promise<void>;
 }
@@ -54,15 +57,17 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   return {
     deps,
     server,
-    listen: () =>
+    listen: (bound) =>
       new Promise((resolve, reject) => {
         server.once('error', reject);
-        server.listen(config.port, config.host, () => {
+        const listening = () => {
           server.off('error', reject);
           const { port } = server.address() as AddressInfo;
           const host = config.host.includes(':') ? `[${config.host}]` : config.host;
           resolve(`http://${host}:${port}`);
-        });
+        };
+        if (bound) server.listen(bound, listening);
+        else server.listen(config.port, config.host, listening);
       }),
     close: () => {
       closing ??= (async () => {

@@ -1,71 +1,83 @@
-import type { OpenAPIObject } from 'trpc-to-openapi';
-
-const escapeHtml = (text: unknown): string =>
-  String(text ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
-interface Operation {
-  summary?: string;
-  description?: string;
-  tags?: string[];
-  parameters?: { name: string; in: string; required?: boolean; schema?: unknown }[];
-  requestBody?: { content?: Record<string, { schema?: unknown }> };
-  responses?: Record<string, { description?: string; content?: Record<string, { schema?: unknown }> }>;
-}
-
-const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 
 /**
- * /docs: a self-contained HTML reference rendered from /openapi.json on the server. No script and
- * no CDN, so it works offline and shows the same truth as the document.
+ * /docs: Swagger UI (swagger-ui-dist, served from the installed package, no CDN) rendering
+ * /openapi.json. The page has no inline script, so its Content-Security-Policy can forbid every
+ * origin but this one; the online spec validator Swagger UI would call is turned off.
  */
-export function renderDocs(document: OpenAPIObject): string {
-  const sections: string[] = [];
-  for (const [path, item] of Object.entries(document.paths ?? {})) {
-    for (const method of METHODS) {
-      const op = (item as Record<string, Operation | undefined>)[method];
-      if (!op) continue;
-      const params = (op.parameters ?? [])
-        .map(
-          (p) =>
-            `<tr><td><code>${escapeHtml(p.name)}</code></td><td>${escapeHtml(p.in)}</td><td>${p.required ? 'yes' : 'no'}</td><td><pre>${escapeHtml(JSON.stringify(p.schema))}</pre></td></tr>`,
-        )
-        .join('');
-      const body = op.requestBody?.content?.['application/json']?.schema;
-      const ok = op.responses?.['200']?.content?.['application/json']?.schema;
-      const id = `${method}-${path}`.replace(/[^A-Za-z0-9-]/g, '-');
-      sections.push(`<section id="${escapeHtml(id)}">
-<h2><span class="m ${method}">${method.toUpperCase()}</span> <code>${escapeHtml(path)}</code></h2>
-<p>${escapeHtml(op.summary)}</p>${op.description ? `<p>${escapeHtml(op.description)}</p>` : ''}
-${params ? `<h3>Parameters</h3><table><tr><th>name</th><th>in</th><th>required</th><th>schema</th></tr>${params}</table>` : ''}
-${body ? `<h3>Request body</h3><pre>${escapeHtml(JSON.stringify(body, null, 2))}</pre>` : ''}
-${ok ? `<h3>200</h3><pre>${escapeHtml(JSON.stringify(ok, null, 2))}</pre>` : ''}
-</section>`);
-    }
+
+export const DOCS_PATH = '/docs';
+export const DOCS_ASSETS_PATH = '/docs/assets/{file}';
+
+/** Our start-up script for the page (a file, not inline, for the CSP). */
+const INIT_SCRIPT = `window.ui = SwaggerUIBundle({
+  url: 'openapi.json',
+  dom_id: '#swagger-ui',
+  deepLinking: true,
+  docExpansion: 'list',
+  defaultModelsExpandDepth: 0,
+  displayRequestDuration: true,
+  filter: true,
+  persistAuthorization: false,
+  validatorUrl: null,
+});
+`;
+
+const TYPES: Record<string, string> = {
+  '.css': 'text/css; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.png': 'image/png',
+};
+
+/** The files the page loads: ours, or a fixed list from the package (never a path from the request). */
+const PACKAGE_FILES = new Set([
+  'swagger-ui.css',
+  'swagger-ui-bundle.js',
+  'favicon-32x32.png',
+  'favicon-16x16.png',
+]);
+
+export const DOCS_HEADERS = {
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self' data:",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+};
+
+// Relative links: /docs resolves them against /, and so does a server behind a path prefix.
+export const DOCS_PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>toolgate API reference</title>
+<link rel="stylesheet" href="docs/assets/swagger-ui.css">
+<link rel="icon" type="image/png" href="docs/assets/favicon-32x32.png" sizes="32x32">
+</head>
+<body>
+<div id="swagger-ui"></div>
+<script src="docs/assets/swagger-ui-bundle.js"></script>
+<script src="docs/assets/init.js"></script>
+</body>
+</html>
+`;
+
+let packageDir: string | undefined;
+const cache = new Map<string, Promise<Buffer>>();
+
+/** One asset of the page, read once from the package; undefined for any other name (404). */
+export async function docsAsset(file: string): Promise<{ body: Buffer; type: string } | undefined> {
+  const type = TYPES[path.extname(file)];
+  if (file === 'init.js') return { body: Buffer.from(INIT_SCRIPT), type: TYPES['.js'] as string };
+  if (!PACKAGE_FILES.has(file) || !type) return undefined;
+  packageDir ??= path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+  let body = cache.get(file);
+  if (!body) {
+    body = readFile(path.join(packageDir, file));
+    cache.set(file, body);
+    body.catch(() => cache.delete(file));
   }
-  const toc = sections.length
-    ? Object.entries(document.paths ?? {})
-        .flatMap(([path, item]) =>
-          METHODS.filter((m) => (item as Record<string, unknown>)[m]).map(
-            (m) =>
-              `<li><a href="#${escapeHtml(`${m}-${path}`.replace(/[^A-Za-z0-9-]/g, '-'))}">${m.toUpperCase()} ${escapeHtml(path)}</a></li>`,
-          ),
-        )
-        .join('')
-    : '';
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(document.info.title)} API reference</title>
-<style>
-body{font:15px/1.5 system-ui,sans-serif;max-width:960px;margin:2rem auto;padding:0 1rem;color:#1d2430}
-code,pre{font-family:ui-monospace,monospace}pre{background:#f4f6f8;padding:.6rem;overflow:auto;border-radius:4px}
-section{border-top:1px solid #dde3ea;padding-top:1rem;margin-top:1.5rem}
-.m{display:inline-block;min-width:4.5em;text-align:center;border-radius:4px;color:#fff;font-size:.8em;padding:.1em .4em}
-.get{background:#2f7d32}.post{background:#1565c0}.put{background:#8d5b00}.patch{background:#6a1b9a}.delete{background:#b71c1c}
-table{border-collapse:collapse}td,th{border:1px solid #dde3ea;padding:.2rem .5rem;vertical-align:top;text-align:left}
-</style></head><body>
-<h1>${escapeHtml(document.info.title)} <small>${escapeHtml(document.info.version)}</small></h1>
-<p>${escapeHtml(document.info.description)}</p>
-<p>Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI ${escapeHtml(document.openapi)}).</p>
-<ul>${toc}</ul>
-${sections.join('\n')}
-</body></html>`;
+  return { body: await body, type };
 }

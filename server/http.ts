@@ -6,7 +6,7 @@ import { HEADER } from '../shared/headers.ts';
 import { jsonDepth, MAX_JSON_DEPTH, readJsonBody } from './body.ts';
 import { createContextInner } from './context.ts';
 import type { AppDeps } from './deps.ts';
-import { renderDocs } from './docs.ts';
+import { DOCS_ASSETS_PATH, DOCS_HEADERS, DOCS_PAGE, DOCS_PATH, docsAsset } from './docs.ts';
 import { createMcpRoute, MCP_PATH } from './mcp/http.ts';
 import type { Metrics } from './metrics.ts';
 import { handleOAuthCallback } from './oauth/callback.ts';
@@ -33,12 +33,13 @@ const TRPC_PREFIX = '/trpc/';
  */
 export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
   const { config, logger } = deps;
-  let openapi: { json: string; docs: string } | undefined;
-  const documents = () => {
-    if (!openapi) {
-      const document = buildOpenApiDocument(appRouter, config.publicUrl);
-      openapi = { json: JSON.stringify(document), docs: renderDocs(document) };
-    }
+  // Built on first request (not at start-up), once; a failure is retried by the next request.
+  let openapi: Promise<string> | undefined;
+  const openapiJson = () => {
+    openapi ??= buildOpenApiDocument(appRouter, config.publicUrl).then(JSON.stringify);
+    openapi.catch(() => {
+      openapi = undefined;
+    });
     return openapi;
   };
 
@@ -94,11 +95,13 @@ export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
     {
       method: 'GET',
       path: '/healthz',
+      documented: true,
       handle: async (_req, res) => sendJson(res, 200, { ok: true }),
     },
     {
       method: 'GET',
       path: '/readyz',
+      documented: true,
       handle: async (_req, res) => {
         try {
           await deps.db.ping();
@@ -112,6 +115,7 @@ export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
     {
       method: 'GET',
       path: '/metrics',
+      documented: true,
       handle: async (_req, res) => {
         const text = await metrics.registry.metrics();
         res.writeHead(200, { 'content-type': metrics.registry.contentType });
@@ -121,17 +125,44 @@ export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
     {
       method: 'GET',
       path: '/openapi.json',
+      documented: true,
       handle: async (_req, res) => {
+        const json = await openapiJson();
         res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
-        res.end(documents().json);
+        res.end(json);
+      },
+    },
+    // The API reference (Swagger UI from the installed package) and its files; / leads there.
+    {
+      method: 'GET',
+      path: DOCS_PATH,
+      documented: true,
+      handle: async (_req, res) => {
+        res.writeHead(200, { ...DOCS_HEADERS, 'content-type': 'text/html; charset=utf-8' });
+        res.end(DOCS_PAGE);
       },
     },
     {
       method: 'GET',
-      path: '/docs',
+      path: DOCS_ASSETS_PATH,
+      handle: async (_req, res, _url, _requestId, _startedAt, request) => {
+        const asset = await docsAsset(request.params.file ?? '');
+        if (!asset) return sendError(res, apiError('not_found', 'No such path.'));
+        res.writeHead(200, {
+          'content-type': asset.type,
+          'content-length': asset.body.length,
+          'cache-control': 'public, max-age=3600',
+          'x-content-type-options': 'nosniff',
+        });
+        res.end(asset.body);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/',
       handle: async (_req, res) => {
-        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-        res.end(documents().docs);
+        res.writeHead(302, { location: DOCS_PATH, 'content-length': '0' });
+        res.end();
       },
     },
     // Not a procedure: it answers 302 to the client's registered URI (or 400 state_invalid).
@@ -160,11 +191,12 @@ export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
         handleTrpc(req, res, request.path, url, requestId),
     },
     // MCP (CONTRACT §9): POST only; GET and DELETE (2025 session operations) get the table's 405.
-    { method: 'POST', path: MCP_PATH, handle: createMcpRoute(deps) },
+    { method: 'POST', path: MCP_PATH, documented: true, handle: createMcpRoute(deps) },
     // Where an authorization started from MCP ends: a page for the user, never a token or code.
     {
       method: 'GET',
       path: COMPLETE_PATH,
+      documented: true,
       handle: async (req, res, url) => {
         req.resume();
         res.writeHead(200, {

@@ -1,50 +1,108 @@
+import { createServer, type Server } from 'node:net';
+import { ensureAdminKey, type FirstAdminKey } from './admin/api-keys.ts';
+import type { App } from './app.ts';
 import { createApp } from './app.ts';
-import { loadConfig } from './config.ts';
+import { type Config, loadConfig } from './config.ts';
 import { KmsConfigError } from './crypto/kms/kms.ts';
 import { createLogger } from './logger.ts';
 
-/** Entry point: config → database (migrated) → HTTP server; SIGINT/SIGTERM shut down gracefully. */
+/**
+ * Entry point (`npm start` runs the built copy, `npm run dev` this file through tsx):
+ * config → port → database (migrated) → first admin key → HTTP. Lines for the operator go to
+ * stderr prefixed `toolgate: `; the JSON log goes to stdout. SIGINT/SIGTERM shut down gracefully,
+ * also while starting, so the port and the PGlite folder are always freed.
+ */
+
+const say = (line: string) => process.stderr.write(`toolgate: ${line}\n`);
+
+function fail(line: string): never {
+  say(line);
+  process.exit(1);
+}
+
+/** Binds the port first: a port in use fails before the database is opened or migrated. */
+function reservePort(config: Config): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const socket = createServer();
+    socket.once('error', reject);
+    socket.listen(config.port, config.host, () => {
+      socket.off('error', reject);
+      resolve(socket);
+    });
+  });
+}
+
+const WILDCARD_HOSTS = new Set(['0.0.0.0', '[::]']);
+
 async function main(): Promise<void> {
   const loaded = loadConfig(process.env);
-  if (!loaded.ok) {
-    process.stderr.write(`toolgate: configuration error: ${loaded.variable} ${loaded.problem}\n`);
-    process.exit(1);
-  }
+  if (!loaded.ok) fail(`configuration error: ${loaded.variable} ${loaded.problem}`);
   const { config } = loaded;
   const logger = createLogger(config.logLevel);
-  let app: Awaited<ReturnType<typeof createApp>>;
-  try {
-    app = await createApp(config, { logger });
-  } catch (error) {
-    if (error instanceof KmsConfigError) {
-      // The message names the setting (e.g. a KEK file of the wrong size or mode).
-      process.stderr.write(`toolgate: configuration error: ${error.message}\n`);
-      process.exit(1);
-    }
-    // One line, no stack: the usual cause is an unreachable or unusable DATABASE_URL.
-    process.stderr.write(
-      `toolgate: start-up failed: ${error instanceof Error ? error.message : String(error)}\n`,
-    );
-    process.exit(1);
-  }
-  const url = await app.listen().catch((error: Error) => {
-    process.stderr.write(`toolgate: cannot listen on ${config.host}:${config.port}: ${error.message}\n`);
-    process.exit(1);
-  });
-  logger.info({ url, publicUrl: config.publicUrl, database: app.deps.db.kind }, 'toolgate listening');
 
-  const shutdown = (signal: string) => {
+  let app: App | undefined;
+  let stopping: string | undefined;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = signal;
     logger.info({ signal }, 'shutting down');
-    app.close().then(
+    // While starting, main() sees `stopping` once the step in flight is done and closes then.
+    if (app) void close(app);
+  };
+  const close = (running: App) =>
+    running.close().then(
       () => process.exit(0),
       (error: unknown) => {
         logger.error({ err: error }, 'shutdown failed');
         process.exit(1);
       },
     );
-  };
-  process.once('SIGINT', () => shutdown('SIGINT'));
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+
+  const port = await reservePort(config).catch((error: NodeJS.ErrnoException) =>
+    fail(
+      `cannot listen on ${config.host}:${config.port}: ${error.code === 'EADDRINUSE' ? 'the port is in use' : error.message}`,
+    ),
+  );
+  if (stopping) process.exit(0);
+
+  try {
+    app = await createApp(config, { logger });
+  } catch (error) {
+    port.close();
+    // A KMS message names the setting (e.g. a KEK file of the wrong size or mode); otherwise the
+    // usual cause is an unreachable or unusable DATABASE_URL. One line, no stack.
+    const message = error instanceof Error ? error.message : String(error);
+    fail(error instanceof KmsConfigError ? `configuration error: ${message}` : `start-up failed: ${message}`);
+  }
+  if (stopping) return void close(app);
+
+  let firstKey: FirstAdminKey = null;
+  if (!config.adminKey) {
+    try {
+      firstKey = await ensureAdminKey(app.deps.db.prisma, new Date(app.deps.clock.now()));
+    } catch (error) {
+      await app.close().catch(() => {});
+      fail(`start-up failed: cannot create the admin key: ${(error as Error).message}`);
+    }
+  }
+  const url = await app.listen(port);
+  logger.info({ url, publicUrl: config.publicUrl, database: app.deps.db.kind }, 'toolgate listening');
+
+  say(`listening on ${url}; API reference at ${config.publicUrl}/docs`);
+  if (firstKey) {
+    say(`admin key: ${firstKey.apiKey}`);
+    say(
+      `that admin key (${firstKey.keyId}) is shown this once and only its hash is stored: keep it, e.g. export TOOLGATE_ADMIN_KEY=<key> for npm run admin`,
+    );
+  }
+  if (WILDCARD_HOSTS.has(new URL(config.publicUrl).hostname)) {
+    say(
+      `warning: PUBLIC_URL is ${config.publicUrl}, a wildcard address no browser can reach: OAuth providers would redirect users to ${config.publicUrl}/handleOAuthCallback. Set PUBLIC_URL to the address users reach this server at.`,
+    );
+  }
+  if (stopping) void close(app);
 }
 
 void main();

@@ -1,6 +1,7 @@
 import { hashApiKey, newApiKey } from '../auth/api-keys.ts';
-import { isKnownScope } from '../auth/scopes.ts';
+import { isKnownScope, SCOPE } from '../auth/scopes.ts';
 import type { PrismaClient } from '../db/generated/client.ts';
+import { err, ok, type Result } from '../result.ts';
 import { clientExists } from './clients.ts';
 
 export type CreateApiKeyOutcome =
@@ -19,20 +20,27 @@ export async function createApiKey(
   if (unknown.length > 0) return { ok: false, error: 'unknown_scopes', scopes: unknown };
   if (!(await clientExists(prisma, input.clientId))) return { ok: false, error: 'client_not_found' };
   const scopes = [...new Set(input.scopes)];
+  const key = await keyRow({ clientId: input.clientId, name: input.name ?? null, scopes }, now);
+  await prisma.apiKey.create({ data: key.row, select: { id: true } });
+  return { ok: true, keyId: key.keyId, apiKey: key.apiKey, scopes };
+}
+
+/** A fresh key and the row that stores it: the argon2id hash, never the key. */
+async function keyRow(input: { clientId: string | null; name: string | null; scopes: string[] }, now: Date) {
   const key = newApiKey();
-  await prisma.apiKey.create({
-    data: {
+  return {
+    keyId: key.keyId,
+    apiKey: key.apiKey,
+    row: {
       id: key.keyId,
       clientId: input.clientId,
-      name: input.name ?? null,
+      name: input.name,
       hash: await hashApiKey(key.apiKey),
       start: key.start,
-      scopes,
+      scopes: input.scopes,
       createdAt: now,
     },
-    select: { id: true },
-  });
-  return { ok: true, keyId: key.keyId, apiKey: key.apiKey, scopes };
+  };
 }
 
 /** Revoking twice is fine (the first revocation time stays); an unknown key id is not. */
@@ -43,4 +51,72 @@ export async function revokeApiKey(prisma: PrismaClient, keyId: string, now: Dat
   });
   if (count > 0) return true;
   return (await prisma.apiKey.findUnique({ where: { id: keyId }, select: { id: true } })) !== null;
+}
+
+/** What an admin may see of a key: never the key, its hash or its prefix. */
+export interface ApiKeyView {
+  keyId: string;
+  name: string | null;
+  scopes: string[];
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+/** A client's keys, oldest first, revoked ones included (with their revocation time). */
+export async function listApiKeys(
+  prisma: PrismaClient,
+  clientId: string,
+): Promise<Result<ApiKeyView[], 'client_not_found'>> {
+  if (!(await clientExists(prisma, clientId))) return err('client_not_found');
+  const rows = await prisma.apiKey.findMany({
+    where: { clientId },
+    select: { id: true, name: true, scopes: true, createdAt: true, lastUsedAt: true, revokedAt: true },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+  });
+  return ok(
+    rows.map((row) => ({
+      keyId: row.id,
+      name: row.name,
+      scopes: row.scopes,
+      createdAt: row.createdAt.toISOString(),
+      lastUsedAt: row.lastUsedAt?.toISOString() ?? null,
+      revokedAt: row.revokedAt?.toISOString() ?? null,
+    })),
+  );
+}
+
+/**
+ * Transaction-scoped advisory lock around the first-start admin key, so that of several servers
+ * starting at once on one database exactly one creates it (the others wait, then see it).
+ */
+const ADMIN_KEY_LOCK = 7_461_207;
+
+/** The admin key made at first start; null when the database already holds a usable admin key. */
+export type FirstAdminKey = { keyId: string; apiKey: string } | null;
+
+async function hasAdminKey(prisma: Pick<PrismaClient, 'apiKey'>): Promise<boolean> {
+  const found = await prisma.apiKey.findFirst({
+    where: { revokedAt: null, scopes: { has: SCOPE.admin } },
+    select: { id: true },
+  });
+  return found !== null;
+}
+
+/**
+ * CONTRACT §7, first start: when no unrevoked key with scope `admin` exists, creates one (no
+ * client: admin calls carry no client id) and answers it, the only time it is ever visible.
+ * Later starts answer null after one read. The argon2 hash is computed before the transaction
+ * so the lock is held only for a read and an insert.
+ */
+export async function ensureAdminKey(prisma: PrismaClient, now: Date): Promise<FirstAdminKey> {
+  if (await hasAdminKey(prisma)) return null;
+  const key = await keyRow({ clientId: null, name: 'admin (first start)', scopes: [SCOPE.admin] }, now);
+  return prisma.$transaction(async (tx) => {
+    // pg_advisory_xact_lock returns void, which the driver adapters cannot read: select around it.
+    await tx.$queryRaw`SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock(${ADMIN_KEY_LOCK})) AS l`;
+    if (await hasAdminKey(tx)) return null;
+    await tx.apiKey.create({ data: key.row, select: { id: true } });
+    return { keyId: key.keyId, apiKey: key.apiKey };
+  });
 }

@@ -176,12 +176,11 @@ describeBackends('HTTP surface', (backend) => {
     expect(result.valid ? [] : result.errors).toEqual([]);
   });
 
-  it('serves /docs as a browsable HTML reference', async () => {
+  it('serves /docs as a browsable HTML reference (the page itself: test/http/docs.test.ts)', async () => {
     const reply = await call(server.url, 'GET', '/docs');
     expect(reply.status).toBe(200);
     expect(reply.headers.get('content-type')).toBe('text/html; charset=utf-8');
-    expect(reply.text).toContain('<code>/admin/clients/{clientId}/api-keys</code>');
-    expect(reply.text).toContain('Revoke an API key');
+    expect(reply.text).toContain('<script src="docs/assets/swagger-ui-bundle.js"></script>');
   });
 
   it('serves Prometheus metrics labelled by route template', async () => {

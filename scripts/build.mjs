@@ -1,0 +1,63 @@
+// `npm run build` (also run by `postinstall`): generates the Prisma client into
+// server/db/generated, then bundles the server into dist/server/ so that
+// `npm start` is one plain `node` process that loads already-built code, writes nothing into the
+// installation and receives its signals itself. Packages stay external (loaded from node_modules);
+// dynamic imports become chunks, so optional parts (the Azure SDK, the OpenAPI generator) load
+// only when used. Plain JavaScript: it runs before anything is built.
+//
+// Files are found at run time relative to the bundle, exactly as relative to the sources, because
+// dist/server/ is as deep as server/<area>/: `../../prisma/migrations/` (server/db/migrate.ts)
+// resolves to the repository's prisma/ from either. Worker threads are started from
+// `new URL('./<name>.mjs', import.meta.url)`, so each worker is built as an entry of that name.
+import { execFileSync } from 'node:child_process';
+import { existsSync, rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const outdir = `${root}dist/server`;
+
+/** Worker threads: source → the `.mjs` name the code starts them by. */
+const WORKERS = [{ in: 'server/catalog/compile-worker.ts', out: 'compile-worker' }];
+
+const started = performance.now();
+const prisma = `${root}node_modules/.bin/prisma`;
+if (existsSync(prisma)) {
+  try {
+    execFileSync(prisma, ['generate'], { cwd: root, stdio: 'pipe' });
+  } catch (error) {
+    process.stderr.write(`${error.stdout ?? ''}${error.stderr ?? ''}toolgate: prisma generate failed\n`);
+    process.exit(1);
+  }
+} else if (!existsSync(`${root}server/db/generated/client.ts`)) {
+  // An install without devDependencies cannot generate: build where they are installed, then prune.
+  process.stderr.write(
+    'toolgate: build needs the prisma CLI (a devDependency): run npm install, then npm run build\n',
+  );
+  process.exit(1);
+}
+rmSync(outdir, { recursive: true, force: true });
+const built = await build({
+  absWorkingDir: root,
+  entryPoints: [
+    { in: 'server/main.ts', out: 'main' },
+    ...WORKERS.filter((worker) => existsSync(`${root}${worker.in}`)),
+  ],
+  outdir,
+  outExtension: { '.js': '.mjs' },
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20.19',
+  packages: 'external',
+  sourcemap: 'linked',
+  logLevel: 'warning',
+}).catch(() => undefined); // esbuild has printed the errors
+if (!built) {
+  process.stderr.write('toolgate: build failed\n');
+  process.exit(1);
+}
+process.stdout.write(
+  `toolgate: generated the Prisma client and built dist/server in ${Math.round(performance.now() - started)} ms (npm start runs it)\n`,
+);
