@@ -5,6 +5,8 @@
  *   `auth_required` → authorize → retry loop.
  * - {@link ToolgateAdmin}: the administration API (clients, redirect URIs, API keys, apps).
  * - `@toolgate/sdk/trpc`: a typed tRPC client of the same procedures (needs `@trpc/client`).
+ * - `@toolgate/sdk/ai`, `/openai`, `/anthropic`, `/langchain`: the catalog's tools for agent
+ *   frameworks, over {@link Toolset} ({@link loadToolset}).
  *
  * Every method answers a value: `{ ok: true, … }` or a typed failure whose `error` is one of the
  * contract's codes (CONTRACT.md §1) or one of the SDK's own kinds (`network_error`,
@@ -25,6 +27,25 @@ export { composeToolId, splitToolId, TOOL_ID_SEPARATOR } from '../../shared/ids.
 export type { ProxySuccess, ToolView } from '../../shared/schemas/agent.ts';
 export type { AppAuth, PublicAuth } from '../../shared/schemas/apps.ts';
 export type { ConnectionStatus, ConnectionView } from '../../shared/schemas/oauth.ts';
+export type { ModelToolOutput } from './adapters/model-output.ts';
+export { MissingPeerError } from './adapters/peer.ts';
+export {
+  ANTHROPIC_STRICT,
+  dropOptionalNulls,
+  OPENAI_STRICT,
+  portableSchema,
+  type StrictConversion,
+  type StrictProfile,
+  strictSchema,
+} from './adapters/schemas.ts';
+export {
+  loadToolset,
+  type ToolCallOutcome,
+  Toolset,
+  type ToolsetAuthorization,
+  type ToolsetOptions,
+  type ToolsetTool,
+} from './adapters/toolset.ts';
 export {
   type AppRegistration,
   type AppView,
