@@ -14,6 +14,7 @@ import { IdempotencyService } from './idempotency/service.ts';
 import { idempotencySettings } from './idempotency/settings.ts';
 import { createLogger } from './logger.ts';
 import { createMetrics } from './metrics.ts';
+import { createRefreshFlights } from './oauth/refresh.ts';
 
 export interface App {
   deps: AppDeps;
@@ -49,6 +50,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     apps: new AppRegistry(db.prisma, envelope, clock, logger),
     limiter: new SlidingWindowLimiter(config.rateLimitPerKeyPerMin),
     idempotency: new IdempotencyService(db.prisma, clock, logger, idempotencySettings(config)),
+    refreshes: createRefreshFlights(),
   };
   deps.idempotency.startPurging();
   const server = createHttpServer(deps, createMetrics());

@@ -7,6 +7,7 @@ import type { Config } from './config.ts';
 import type { Envelope } from './crypto/envelope.ts';
 import type { Database } from './db/database.ts';
 import type { IdempotencyService } from './idempotency/service.ts';
+import type { RefreshFlights } from './oauth/refresh.ts';
 
 /** What lives as long as the server: built once in app.ts, shared by every request. */
 export interface AppDeps {
@@ -19,4 +20,6 @@ export interface AppDeps {
   apps: AppRegistry;
   limiter: SlidingWindowLimiter;
   idempotency: IdempotencyService;
+  /** In-flight OAuth refreshes of this server, one per grant (oauth/refresh.ts). */
+  refreshes: RefreshFlights;
 }

@@ -154,6 +154,31 @@ export async function saveRefreshedTokens(
   });
 }
 
+/**
+ * The same write on any connection, but only if the grant still holds `version.credential` (what
+ * the refresh read: every seal is unique, so it names one version). false when it does not.
+ */
+export async function saveRefreshedTokensIf(
+  db: Db,
+  envelope: Envelope,
+  key: GrantKey,
+  version: { id: string; credential: Uint8Array },
+  grant: NewTokens,
+  now: Date,
+): Promise<boolean> {
+  const { count } = await db.connection.updateMany({
+    where: { id: version.id, credential: { equals: new Uint8Array(version.credential) } },
+    data: {
+      status: 'active' satisfies GrantStatus,
+      scopes: grant.scopes,
+      expiresAt: grant.expiresAt,
+      credential: await sealTokens(envelope, key, grant.tokens),
+      updatedAt: now,
+    },
+  });
+  return count === 1;
+}
+
 export async function markReauthRequired(db: Db, id: string, now: Date): Promise<void> {
   await db.connection.update({
     where: { id },

@@ -1,6 +1,6 @@
 import * as oidc from 'openid-client';
-import type { PrismaClient } from '../db/generated/client.ts';
 import type { AppDeps } from '../deps.ts';
+import { SingleFlight } from '../single-flight.ts';
 import {
   expiresSoon,
   expiryFrom,
@@ -8,8 +8,10 @@ import {
   type GrantKey,
   lockGrant,
   markReauthRequired,
+  type NewTokens,
   openTokens,
   saveRefreshedTokens,
+  saveRefreshedTokensIf,
 } from './grants.ts';
 import { callProvider, type OAuthApp, parseScope } from './provider.ts';
 
@@ -26,18 +28,34 @@ export type RefreshOutcome =
 /** RFC 6749 §5.2 codes that say the grant (or our client) is no good: only a new authorization helps. */
 const REAUTH_ERRORS = new Set(['invalid_grant', 'invalid_client', 'unauthorized_client']);
 
-/** In-flight refreshes per server (keyed by its Prisma client, so two servers in one process stay apart). */
-const flights = new WeakMap<PrismaClient, Map<string, Promise<RefreshOutcome>>>();
+/** In-flight refreshes of one server, keyed by grant: built in app.ts, held in AppDeps. */
+export type RefreshFlights = SingleFlight<string, RefreshOutcome>;
+
+export function createRefreshFlights(): RefreshFlights {
+  return new SingleFlight<string, RefreshOutcome>();
+}
 
 /**
  * Refreshes a grant whose access token `seen` is about to expire or was refused by the upstream,
  * so that concurrent callers cause ONE request to the provider and all share its result:
- * - in this process, callers of the same grant join one promise;
+ * - in this process, callers of the same grant join one run (`deps.refreshes`);
  * - across processes, the refresh runs in a transaction holding the grant's row lock
  *   (`SELECT … FOR UPDATE`); whoever waited on the lock re-reads the grant and uses the token the
  *   winner stored instead of spending the (possibly rotated, now invalid) refresh token again.
  * The lock does not cover the provider's own view: a refresh token used elsewhere (another
  * deployment holding a copy) still fails with invalid_grant, and the grant then needs re-auth.
+ *
+ * Once the provider has answered, its answer is not lost to a database fault: if the lock's
+ * connection dies before the save commits, the answer is saved again on a fresh connection,
+ * conditional on the grant still holding the credential we read (a version: every seal is
+ * unique), so nothing written meanwhile is overwritten.
+ *
+ * What this cannot cover: a process killed (kill -9, power loss) between the provider's answer and
+ * the save. The provider has then rotated the refresh token and the only copy of the new one died
+ * with the process; the next refresh spends the old token, gets invalid_grant, and the grant is
+ * marked reauth_required. Likewise, if another process takes the released lock in the instant
+ * between the dead connection and the fresh save, it may spend the old token first. Only a lease
+ * written before the provider call could close these windows, and no lease survives a lost answer.
  *
  * @see https://www.rfc-editor.org/rfc/rfc6749#section-6
  */
@@ -47,14 +65,74 @@ export function refreshGrant(
   key: GrantKey,
   seen: string,
 ): Promise<RefreshOutcome> {
-  const inflight = flights.get(deps.db.prisma) ?? new Map<string, Promise<RefreshOutcome>>();
-  flights.set(deps.db.prisma, inflight);
   const id = JSON.stringify([key.clientId, key.userId, key.appId]);
-  const running = inflight.get(id);
-  if (running) return running;
-  const promise = lockedRefresh(deps, app, key, seen).finally(() => inflight.delete(id));
-  inflight.set(id, promise);
-  return promise;
+  return deps.refreshes.run(id, () => refreshSurvivingFaults(deps, app, key, seen));
+}
+
+/** A provider answer not yet known to be stored, with the grant version it was computed from. */
+interface PendingSave {
+  grantId: string;
+  credential: Uint8Array;
+  tokens: NewTokens;
+  receivedAt: number;
+  outcome: Extract<RefreshOutcome, { ok: true }>;
+}
+
+async function refreshSurvivingFaults(
+  deps: AppDeps,
+  app: OAuthApp,
+  key: GrantKey,
+  seen: string,
+): Promise<RefreshOutcome> {
+  for (let attempt = 1; ; attempt += 1) {
+    const pending: { save?: PendingSave } = {};
+    try {
+      return await lockedRefresh(deps, app, key, seen, pending);
+    } catch (error) {
+      // The provider answered: keep its answer whatever happened to the transaction.
+      if (pending.save) return saveOnFreshConnection(deps, key, pending.save, error);
+      // The database failed before the provider was asked: nothing was spent, so try once more.
+      if (attempt >= 2) throw error;
+      deps.logger.warn({ err: error, appId: key.appId }, 'oauth refresh transaction failed; retrying once');
+    }
+  }
+}
+
+async function saveOnFreshConnection(
+  deps: AppDeps,
+  key: GrantKey,
+  save: PendingSave,
+  cause: unknown,
+): Promise<RefreshOutcome> {
+  const log = deps.logger.child({ appId: key.appId, clientId: key.clientId });
+  log.warn(
+    { err: cause },
+    'oauth refresh: the lock connection failed after the provider answered; saving anew',
+  );
+  try {
+    const written = await saveRefreshedTokensIf(
+      deps.db.prisma,
+      deps.envelope,
+      key,
+      { id: save.grantId, credential: save.credential },
+      save.tokens,
+      new Date(save.receivedAt),
+    );
+    if (!written) {
+      // Either our first save did commit (only its acknowledgement was lost) or someone else wrote.
+      const row = await findGrant(deps.db.prisma, key);
+      const stored = row ? await openTokens(deps.envelope, key, row.credential) : null;
+      if (stored?.access_token !== save.outcome.accessToken) {
+        log.warn('oauth refresh: the grant changed meanwhile; the fresh token serves this call only');
+      }
+    }
+  } catch (error) {
+    log.error(
+      { err: error },
+      'oauth refresh: the answer could not be stored; the fresh token serves this call only',
+    );
+  }
+  return save.outcome;
 }
 
 async function lockedRefresh(
@@ -62,6 +140,7 @@ async function lockedRefresh(
   app: OAuthApp,
   key: GrantKey,
   seen: string,
+  pending: { save?: PendingSave },
 ): Promise<RefreshOutcome> {
   const budgetMs = deps.config.upstreamTimeoutMs;
   return deps.db.prisma.$transaction(
@@ -117,20 +196,17 @@ async function lockedRefresh(
       const fresh = answer.value;
       const receivedAt = deps.clock.now();
       const scopes = fresh.scope === undefined ? row.scopes : parseScope(fresh.scope, []);
-      await saveRefreshedTokens(
-        tx,
-        deps.envelope,
-        key,
-        row.id,
-        {
-          // No refresh token in the answer: the old one stays valid (RFC 6749 §6).
-          tokens: { access_token: fresh.access_token, refresh_token: fresh.refresh_token ?? refreshToken },
-          scopes,
-          expiresAt: expiryFrom(fresh.expires_in, receivedAt),
-        },
-        new Date(receivedAt),
-      );
-      return { ok: true, accessToken: fresh.access_token, scopes };
+      const next: NewTokens = {
+        // No refresh token in the answer: the old one stays valid (RFC 6749 §6).
+        tokens: { access_token: fresh.access_token, refresh_token: fresh.refresh_token ?? refreshToken },
+        scopes,
+        expiresAt: expiryFrom(fresh.expires_in, receivedAt),
+      };
+      const outcome = { ok: true as const, accessToken: fresh.access_token, scopes };
+      // From here on the provider has spent the old refresh token: this answer must be stored.
+      pending.save = { grantId: row.id, credential: row.credential, tokens: next, receivedAt, outcome };
+      await saveRefreshedTokens(tx, deps.envelope, key, row.id, next, new Date(receivedAt));
+      return outcome;
     },
     // The provider call runs inside; waiting for another process's refresh counts too.
     { maxWait: budgetMs + 5_000, timeout: 2 * budgetMs + 10_000 },

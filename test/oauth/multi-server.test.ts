@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../server/config.ts';
+import { hasPostgres } from '../support/db.ts';
 import { type Harness, redirectQuery, startHarness } from './harness.ts';
 
 const INTO_REFRESH_WINDOW = 300_000 - LIMITS.refreshSkewMs;
 
 // Two servers in one process share nothing but the database: what must hold across processes
 // (one refresh per grant, single-use state) is held by PostgreSQL alone.
-describe.skipIf(!process.env.TEST_DATABASE_URL)('end-user OAuth across two servers on one PostgreSQL', () => {
+describe.runIf(hasPostgres())('end-user OAuth across two servers on one PostgreSQL', () => {
   let a: Harness;
   let b: Harness;
   beforeAll(async () => {

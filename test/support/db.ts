@@ -1,5 +1,5 @@
-// Test databases on every backend: PGlite always, PostgreSQL when TEST_DATABASE_URL names a server
-// (any existing database on it, e.g. postgresql://postgres@127.0.0.1:5432/postgres).
+// Test databases on every backend: PGlite always, PostgreSQL when a server is reachable:
+// TEST_DATABASE_URL (any existing database on it), else postgresql://postgres@127.0.0.1:5432/postgres.
 // Each test database is a copy of a template migrated once per run by test/support/global-setup.ts.
 import { randomUUID } from 'node:crypto';
 import { cpSync } from 'node:fs';
@@ -35,19 +35,50 @@ declare module 'vitest' {
   }
 }
 
-const SKIPPED_POSTGRES = 'postgres: skipped (TEST_DATABASE_URL not set)';
+/** The PostgreSQL `npm test` uses when TEST_DATABASE_URL is unset (the one every CI machine has). */
+export const DEFAULT_TEST_DATABASE_URL = 'postgresql://postgres@127.0.0.1:5432/postgres';
 
-/** The backends this run covers: pglite always, postgres only when TEST_DATABASE_URL is set. */
-export function backends(): Backend[] {
-  return process.env.TEST_DATABASE_URL ? [{ name: 'pglite' }, { name: 'postgres' }] : [{ name: 'pglite' }];
+/**
+ * The PostgreSQL server of this run: TEST_DATABASE_URL when set (`off` turns PostgreSQL off), else
+ * the default one if it answers within a second. Called once, by the global setup.
+ */
+export async function findTestPostgres(
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ url: string } | { skipped: string }> {
+  const configured = env.TEST_DATABASE_URL;
+  if (configured === 'off') return { skipped: 'TEST_DATABASE_URL=off' };
+  if (configured) return { url: configured };
+  const client = new pg.Client({
+    connectionString: DEFAULT_TEST_DATABASE_URL,
+    connectionTimeoutMillis: 1_000,
+  });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return { url: DEFAULT_TEST_DATABASE_URL };
+  } catch (error) {
+    return { skipped: `no PostgreSQL at ${DEFAULT_TEST_DATABASE_URL} (${(error as Error).message})` };
+  } finally {
+    await client.end().catch(() => {});
+  }
 }
 
-/** Registers the suite once per backend; without TEST_DATABASE_URL a visibly skipped postgres suite. */
+/** true when this run has a PostgreSQL server (decided once by the global setup). */
+export function hasPostgres(): boolean {
+  return inject('toolgateTestDatabases').postgres !== undefined;
+}
+
+/** The backends this run covers: pglite always, postgres when the run has a PostgreSQL server. */
+export function backends(): Backend[] {
+  return hasPostgres() ? [{ name: 'pglite' }, { name: 'postgres' }] : [{ name: 'pglite' }];
+}
+
+/** Registers the suite once per backend; without PostgreSQL a visibly skipped postgres suite. */
 export function describeBackends(title: string, fn: (backend: Backend) => void): void {
   for (const backend of backends()) describe(`${title} [${backend.name}]`, () => fn(backend));
-  if (!process.env.TEST_DATABASE_URL) {
-    describe.skip(`${title} [${SKIPPED_POSTGRES}]`, () => {
-      it('runs on PostgreSQL when TEST_DATABASE_URL is set', () => {});
+  if (!hasPostgres()) {
+    describe.skip(`${title} [postgres: SKIPPED, no PostgreSQL server this run]`, () => {
+      it('runs on PostgreSQL when one is reachable (TEST_DATABASE_URL or the default)', () => {});
     });
   }
 }
@@ -75,7 +106,8 @@ export async function createTestDatabase(
   }
 
   const server = context.postgres;
-  if (!server) throw new Error('createTestDatabase("postgres") needs TEST_DATABASE_URL');
+  if (!server)
+    throw new Error('createTestDatabase("postgres") needs a PostgreSQL server (TEST_DATABASE_URL)');
   const name = `${server.prefix}_${process.pid}_${++counter}`;
   await withAdmin(server.serverUrl, (admin) =>
     admin.query(

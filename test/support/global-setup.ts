@@ -7,7 +7,7 @@ import path from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../../server/db/database.ts';
-import { databaseUrl, quoteIdent, type TestDatabaseContext } from './db.ts';
+import { databaseUrl, findTestPostgres, quoteIdent, type TestDatabaseContext } from './db.ts';
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
@@ -25,8 +25,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     const template = await openDatabase(`pglite:${pgliteTemplateDir}`);
     await template.close();
 
-    const serverUrl = process.env.TEST_DATABASE_URL;
-    if (serverUrl) {
+    const found = await findTestPostgres();
+    if ('url' in found) {
+      const serverUrl = found.url;
       const prefix = `toolgate_t_${runId}`;
       const templateName = `${prefix}_template`;
       const admin = new pg.Client({ connectionString: serverUrl });
@@ -46,7 +47,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
       await templateDb.close();
       context.postgres = { serverUrl, prefix, templateName };
     } else {
-      console.log('postgres: skipped (TEST_DATABASE_URL not set); database suites run on PGlite only');
+      console.log(
+        `\n*** postgres: SKIPPED — ${found.skipped}; the PostgreSQL and cross-process suites did NOT run (PGlite only) ***\n`,
+      );
     }
   } catch (error) {
     await teardown();
