@@ -1,5 +1,5 @@
-import { randomId } from '../auth/api-keys.ts';
 import type { PrismaClient } from '../db/generated/client.ts';
+import { newId } from '../ids.ts';
 
 const clientSelect = { id: true, name: true, createdAt: true } as const;
 
@@ -15,7 +15,7 @@ function view(row: { id: string; name: string; createdAt: Date }): ClientView {
 
 export async function createClient(prisma: PrismaClient, name: string, now: Date): Promise<ClientView> {
   const row = await prisma.client.create({
-    data: { id: randomId('cli'), name, createdAt: now },
+    data: { id: newId('client'), name, createdAt: now },
     select: clientSelect,
   });
   return view(row);

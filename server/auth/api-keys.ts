@@ -1,12 +1,12 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { hash, verify } from '@node-rs/argon2';
+import { newId } from '../ids.ts';
 
 /**
  * API key material. A key is `tg_<keyId>_<secret>`: the key id (not secret) finds the row, the
  * secret is checked against an argon2id hash. The plaintext key exists only in the creation answer.
  */
 
-const KEY_ID_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 const KEY_PATTERN = /^tg_(key_[a-z0-9]{20})_([A-Za-z0-9_-]{43})$/;
 
 /**
@@ -14,13 +14,6 @@ const KEY_PATTERN = /^tg_(key_[a-z0-9]{20})_([A-Za-z0-9_-]{43})$/;
  * Algorithm.Argon2id (a const enum, which isolated modules cannot import).
  */
 const ARGON2_OPTIONS = { algorithm: 2, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
-
-export function randomId(prefix: string, length = 20): string {
-  const bytes = randomBytes(length);
-  let out = '';
-  for (const byte of bytes) out += KEY_ID_ALPHABET[byte % KEY_ID_ALPHABET.length];
-  return `${prefix}_${out}`;
-}
 
 export interface NewApiKey {
   keyId: string;
@@ -30,7 +23,7 @@ export interface NewApiKey {
 }
 
 export function newApiKey(): NewApiKey {
-  const keyId = randomId('key');
+  const keyId = newId('apiKey');
   const apiKey = `tg_${keyId}_${randomBytes(32).toString('base64url')}`;
   return { keyId, apiKey, start: apiKey.slice(0, 12) };
 }

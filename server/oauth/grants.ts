@@ -1,7 +1,7 @@
-import { randomId } from '../auth/api-keys.ts';
 import { LIMITS } from '../config.ts';
 import type { Envelope } from '../crypto/envelope.ts';
 import type { Prisma, PrismaClient } from '../db/generated/client.ts';
+import { newId } from '../ids.ts';
 
 /**
  * End-user grants: one `connections` row per (client, user, app). The token set is sealed with
@@ -116,7 +116,7 @@ export async function saveGrant(
   const upsert = () =>
     db.connection.upsert({
       where: whereKey(key),
-      create: { id: randomId('con'), ...key, ...data, createdAt: now },
+      create: { id: newId('connection'), ...key, ...data, createdAt: now },
       update: data,
       select: { id: true },
     });

@@ -2,9 +2,9 @@ import * as oidc from 'openid-client';
 import { apiError, type ErrorBody } from '../../shared/errors.ts';
 import type { InitiateOAuthAnswer, InitiateOAuthInput } from '../../shared/schemas/oauth.ts';
 import { isRegisteredRedirectUri } from '../admin/redirect-uris.ts';
-import { randomId } from '../auth/api-keys.ts';
 import { LIMITS } from '../config.ts';
 import type { AppDeps } from '../deps.ts';
+import { newId } from '../ids.ts';
 import { err, ok, type Result } from '../result.ts';
 import { isOAuthApp, type OAuthApp, providerConfiguration } from './provider.ts';
 import { callbackUrl, hashState, pruneStates, verifierContext } from './state.ts';
@@ -70,7 +70,7 @@ export async function startAuthorization(
   const sealedVerifier = await deps.envelope.seal(verifier, verifierContext(stateHash));
   await deps.db.prisma.oAuthState.create({
     data: {
-      id: randomId('ost'),
+      id: newId('oauthState'),
       stateHash,
       clientId,
       userId,
