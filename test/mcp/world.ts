@@ -71,10 +71,9 @@ export async function connectV2(harness: Harness, options: McpClientOptions = {}
     client.setRequestHandler('elicitation/create', async (request) => {
       const params = request.params as { url: string; message: string };
       elicited.push({ url: params.url, message: params.message });
-      const answer = options.onElicit
-        ? await options.onElicit(params.url)
-        : (await consent(harness, params.url, options.userId ?? 'alice'), 'accept' as const);
-      return { action: answer };
+      if (options.onElicit) return { action: await options.onElicit(params.url) };
+      await consent(harness, params.url, options.userId ?? 'alice');
+      return { action: 'accept' as const };
     });
   }
   const url = new URL(`/mcp${options.query ?? ''}`, options.baseUrl ?? harness.server.url);
