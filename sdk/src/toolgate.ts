@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { HEADER } from '../../shared/headers.ts';
 import { IDEMPOTENCY_KEY_PATTERN } from '../../shared/ids.ts';
 import { okOutput } from '../../shared/schemas/admin.ts';
@@ -61,10 +60,6 @@ export interface ListToolsOptions {
 
 /** The largest page `GET /tools` serves (CONTRACT.md §2). */
 export const LIST_TOOLS_MAX_LIMIT = 1000;
-
-// `next_cursor` is present only when more tools follow (CONTRACT.md §2); a server that does not
-// page never sends it.
-const listToolsPage = listToolsOutput.extend({ next_cursor: z.string().min(1).nullish() });
 
 const RETRYABLE: ReadonlySet<string> = new Set<Failure['error']>([
   'network_error',
@@ -229,13 +224,14 @@ export class Toolgate implements AuthLoopClient {
         cursor: options.cursor,
       },
       signal: options.signal,
-      schema: listToolsPage,
+      schema: listToolsOutput,
     });
     if (!answer.ok) return answer;
     return {
       ok: true,
       tools: answer.value.tools,
-      nextCursor: answer.value.next_cursor ?? undefined,
+      // Present only when more tools follow; a server that does not page never sends it.
+      nextCursor: answer.value.next_cursor,
       requestId: answer.requestId,
     };
   }
