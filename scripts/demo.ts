@@ -6,7 +6,9 @@
  * and admin key); registers a client, a redirect URI, an API key and an OAuth app; then an agent
  * (through @toolgate/sdk) calls a tool for a user who has not connected yet, the user consents (HTTP
  * requests follow every redirect), the agent retries and succeeds; then the user revokes the grant
- * at the provider and the agent goes through reauthorization once more.
+ * at the provider and the agent goes through reauthorization once more. Last, an MCP client (the
+ * official SDK) calls the same tool for another user: toolgate asks for consent with a URL
+ * elicitation inside the protocol, the user consents, and the client's retry succeeds.
  *
  * Exit status 0 only when every step worked. Everything is stopped at the end; an overall time
  * limit makes sure it never hangs.
@@ -29,14 +31,17 @@ import { createLogger } from '../server/logger.ts';
 import type { OAuthProviderFixture } from '../test/support/oauth-provider.ts';
 import { startUpstream, type Upstream } from '../test/support/upstream.ts';
 import { freePort } from './demo/free-port.ts';
+import { mcpRound } from './demo/mcp-round.ts';
 import { type RedirectReceiver, startRedirectReceiver } from './demo/redirect-receiver.ts';
 import { createReporter, DemoFailure, type Reporter, shortUrl } from './demo/reporter.ts';
 import { consent } from './demo/simulated-user.ts';
 
 const TIME_LIMIT_MS = 120_000;
-const STEPS = 8;
+const STEPS = 9;
 const APP_ID = 'demo';
 const USER = 'ada';
+/** A second user, who connects from inside MCP. */
+const MCP_USER = 'grace';
 const AGENT_SCOPES = ['tools:execute', 'oauth:initiate', 'connections:read', 'connections:write'];
 
 interface World {
@@ -168,6 +173,17 @@ async function demo(report: Reporter, world: World): Promise<void> {
     after.connections.some((c) => c.appId === APP_ID && c.status === 'active'),
     'expected an active connection',
   );
+
+  report.step(`An MCP client (official SDK, 2026-07-28) uses the same tools for user "${MCP_USER}"`);
+  await mcpRound(report, {
+    baseUrl,
+    apiKey: key.apiKey,
+    clientId: client.clientId,
+    userId: MCP_USER,
+    appId: APP_ID,
+    provider,
+    upstream,
+  });
 }
 
 /**

@@ -25,7 +25,7 @@ it('runs the whole agent loop, auth_required then reauth_required, and exits 0',
   );
   expect(stderr).toBe('');
   expect(code, stdout).toBe(0);
-  expect(stdout).toContain('[1/8] Starting the pieces');
+  expect(stdout).toContain('[1/9] Starting the pieces');
   expect(stdout).toContain('← 401 auth_required — the user has not authorized app "demo"');
   expect(stdout).toContain("and sends the browser to the agent's page: http://127.0.0.1:");
   expect(stdout).toContain('/oauth/done?status=success');
@@ -33,7 +33,13 @@ it('runs the whole agent loop, auth_required then reauth_required, and exits 0',
   expect(stdout).toContain('← 401 auth_required, reauth_required: true');
   expect(stdout.match(/with the same idempotency key/g)).toHaveLength(2);
   expect(stdout.match(/✓ ← 200 \{"id":"user-1","name":"Ada"\}/g)).toHaveLength(2);
-  expect(stdout).toContain('[8/8] Stopping everything');
+  expect(stdout).toContain(
+    '[8/9] An MCP client (official SDK, 2026-07-28) uses the same tools for user "grace"',
+  );
+  expect(stdout).toContain('← input required: URL elicitation');
+  expect(stdout).toContain('/oauth/complete?app=demo&status=success (200)');
+  expect(stdout).toContain('the upstream ran once');
+  expect(stdout).toContain('[9/9] Stopping everything');
   expect(stdout.trimEnd().endsWith('Every step worked.')).toBe(true);
   const folder = /in (\/\S+)\/db\n/.exec(stdout)?.[1];
   expect(folder).toBeDefined();
