@@ -138,6 +138,11 @@ function present(env: NodeJS.ProcessEnv): Record<string, string> {
   return out;
 }
 
+/** PUBLIC_URL when it is not set: where the server listens. */
+export function defaultPublicUrl(host: string, port: number): string {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv): ConfigResult {
   const parsed = envSchema.safeParse(present(env));
   if (!parsed.success) {
@@ -154,7 +159,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): ConfigResult {
     config: {
       port: e.PORT,
       host: e.HOST,
-      publicUrl: e.PUBLIC_URL ?? `http://${e.HOST.includes(':') ? `[${e.HOST}]` : e.HOST}:${e.PORT}`,
+      publicUrl: e.PUBLIC_URL ?? defaultPublicUrl(e.HOST, e.PORT),
       databaseUrl: e.DATABASE_URL,
       adminKey: e.TOOLGATE_ADMIN_KEY,
       kms:

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:net';
 import { ensureAdminKey, type FirstAdminKey } from './admin/api-keys.ts';
 import type { App } from './app.ts';
 import { createApp } from './app.ts';
-import { type Config, loadConfig } from './config.ts';
+import { type Config, defaultPublicUrl, loadConfig } from './config.ts';
 import { KmsConfigError } from './crypto/kms/kms.ts';
 import { createLogger } from './logger.ts';
 
@@ -90,18 +90,21 @@ async function main(): Promise<void> {
   const url = await app.listen(port);
   logger.info({ url, publicUrl: config.publicUrl, database: app.deps.db.kind }, 'toolgate listening');
 
-  say(`listening on ${url}; API reference at ${config.publicUrl}/docs`);
+  // One write, so a reader sees the start-up lines together.
+  const defaulted = config.publicUrl === defaultPublicUrl(config.host, config.port);
+  const lines = [`listening on ${url}; API reference at ${defaulted ? url : config.publicUrl}/docs`];
   if (firstKey) {
-    say(`admin key: ${firstKey.apiKey}`);
-    say(
+    lines.push(
+      `admin key: ${firstKey.apiKey}`,
       `that admin key (${firstKey.keyId}) is shown this once and only its hash is stored: keep it, e.g. export TOOLGATE_ADMIN_KEY=<key> for npm run admin`,
     );
   }
   if (WILDCARD_HOSTS.has(new URL(config.publicUrl).hostname)) {
-    say(
+    lines.push(
       `warning: PUBLIC_URL is ${config.publicUrl}, a wildcard address no browser can reach: OAuth providers would redirect users to ${config.publicUrl}/handleOAuthCallback. Set PUBLIC_URL to the address users reach this server at.`,
     );
   }
+  process.stderr.write(lines.map((line) => `toolgate: ${line}\n`).join(''));
   if (stopping) void close(app);
 }
 

@@ -1,0 +1,176 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, hasPostgres } from '../support/db.ts';
+
+/**
+ * The server process as `npm start` runs it (the bundle in dist/server, rebuilt here from the
+ * sources): its lines at start, the first admin key, the port checked before the database, and
+ * SIGTERM through npm.
+ */
+
+const ROOT = process.cwd();
+const KEK = randomBytes(32).toString('base64');
+const ADMIN_KEY_LINE = /^toolgate: admin key: (tg_key_[a-z0-9]{20}_[A-Za-z0-9_-]{43})$/;
+let dir: string;
+
+beforeAll(() => {
+  execFileSync(process.execPath, ['scripts/build.mjs', '--bundle-only'], { cwd: ROOT, stdio: 'pipe' });
+  dir = mkdtempSync(join(tmpdir(), 'toolgate-startup-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+interface Run {
+  child: ChildProcess;
+  exited: Promise<number | null>;
+  err(): string;
+  /** Resolves with the listening URL once the server says so; rejects if it exits first. */
+  ready: Promise<string>;
+}
+
+function run(command: string, args: string[], env: Record<string, string>): Run {
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOCAL_KEK: KEK, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stdout?.resume();
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const ready = new Promise<string>((resolve, reject) => {
+    child.stderr?.on('data', (chunk) => {
+      stderr += chunk;
+      const m = /^toolgate: listening on (\S+);/m.exec(stderr);
+      if (m) resolve(m[1] as string);
+    });
+    void exited.then((code) => reject(new Error(`exited ${code} before listening: ${stderr}`)));
+  });
+  ready.catch(() => {});
+  return { child, exited, ready, err: () => stderr };
+}
+
+const server = (env: Record<string, string>) =>
+  run(process.execPath, ['dist/server/main.mjs'], { PORT: '0', LOG_LEVEL: 'warn', ...env });
+
+async function stop(r: Run): Promise<number | null> {
+  r.child.kill('SIGTERM');
+  return r.exited;
+}
+
+function listen(port = 0): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const socket = createServer();
+    socket.once('error', reject);
+    socket.listen(port, '127.0.0.1', () => resolve(socket));
+  });
+}
+
+const portOf = (s: Server) => (s.address() as { port: number }).port;
+
+async function freePort(): Promise<number> {
+  const probe = await listen();
+  const port = portOf(probe);
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+describe('npm start', () => {
+  it('prints a bad setting as one line and exits 1', async () => {
+    const r = server({ PORT: 'x' });
+    expect(await r.exited).toBe(1);
+    expect(r.err()).toBe('toolgate: configuration error: PORT must be a whole number from 0 to 65535\n');
+  });
+
+  it('creates an admin key at first start, prints it once, and later starts print none', async () => {
+    const db = `pglite:${join(dir, 'first')}`;
+    const first = server({ DATABASE_URL: db });
+    const url = await first.ready;
+    const lines = first.err().trimEnd().split('\n');
+    expect(lines[0]).toBe(`toolgate: listening on ${url}; API reference at ${url}/docs`);
+    const keyLines = lines.filter((line) => line.startsWith('toolgate: admin key: '));
+    expect(keyLines).toHaveLength(1);
+    const apiKey = ADMIN_KEY_LINE.exec(keyLines[0] as string)?.[1] as string;
+    expect(apiKey).toBeDefined();
+
+    const clients = await fetch(`${url}/admin/clients`, { headers: { authorization: `Bearer ${apiKey}` } });
+    expect([clients.status, await clients.json()]).toEqual([200, { clients: [] }]);
+    const root = await fetch(`${url}/`, { redirect: 'manual' });
+    expect([root.status, root.headers.get('location')]).toEqual([302, '/docs']);
+    expect(await stop(first)).toBe(0);
+
+    const second = server({ DATABASE_URL: db });
+    const again = await second.ready;
+    expect(second.err()).toBe(`toolgate: listening on ${again}; API reference at ${again}/docs\n`);
+    const still = await fetch(`${again}/admin/clients`, { headers: { authorization: `Bearer ${apiKey}` } });
+    expect(still.status).toBe(200);
+    expect(await stop(second)).toBe(0);
+  });
+
+  it('prints no key when TOOLGATE_ADMIN_KEY is set, and warns about a wildcard PUBLIC_URL', async () => {
+    const port = await freePort();
+    const r = server({
+      DATABASE_URL: `pglite:${join(dir, 'wildcard')}`,
+      TOOLGATE_ADMIN_KEY: 'k'.repeat(32),
+      HOST: '0.0.0.0',
+      PORT: String(port),
+    });
+    await r.ready;
+    expect(r.err()).toBe(
+      `toolgate: listening on http://0.0.0.0:${port}; API reference at http://0.0.0.0:${port}/docs\n` +
+        `toolgate: warning: PUBLIC_URL is http://0.0.0.0:${port}, a wildcard address no browser can reach: OAuth providers would redirect users to http://0.0.0.0:${port}/handleOAuthCallback. Set PUBLIC_URL to the address users reach this server at.\n`,
+    );
+    expect(await stop(r)).toBe(0);
+  });
+
+  it('refuses a port in use before it opens the database', async () => {
+    const taken = await listen();
+    try {
+      const folder = join(dir, 'never-opened');
+      const r = server({ DATABASE_URL: `pglite:${folder}`, PORT: String(portOf(taken)) });
+      expect(await r.exited).toBe(1);
+      expect(r.err()).toBe(`toolgate: cannot listen on 127.0.0.1:${portOf(taken)}: the port is in use\n`);
+      expect([existsSync(folder), existsSync(`${folder}.lock`)]).toEqual([false, false]);
+    } finally {
+      taken.close();
+    }
+  });
+
+  it('stops on SIGTERM sent to npm, freeing the port and the PGlite folder', async () => {
+    const port = await freePort();
+    const folder = join(dir, 'npm');
+    const npm = run('npm', ['start', '--silent'], {
+      PORT: String(port),
+      DATABASE_URL: `pglite:${folder}`,
+      TOOLGATE_ADMIN_KEY: 'k'.repeat(32),
+    });
+    await npm.ready;
+    expect(existsSync(`${folder}.lock`)).toBe(true);
+    expect(await stop(npm)).toBe(0);
+    expect(existsSync(`${folder}.lock`)).toBe(false);
+    (await listen(port)).close();
+  });
+});
+
+describe.skipIf(!hasPostgres())('two servers starting at once on one PostgreSQL', () => {
+  it('print one admin key between them', async () => {
+    const db = await createTestDatabase('postgres', { migrated: false });
+    try {
+      const runs = [server({ DATABASE_URL: db.url }), server({ DATABASE_URL: db.url })];
+      await Promise.all(runs.map((r) => r.ready));
+      const keys = runs.flatMap((r) =>
+        r
+          .err()
+          .split('\n')
+          .filter((line) => ADMIN_KEY_LINE.test(line)),
+      );
+      expect(keys).toHaveLength(1);
+      expect(await Promise.all(runs.map(stop))).toEqual([0, 0]);
+    } finally {
+      await db.drop();
+    }
+  });
+});
