@@ -15,6 +15,7 @@ import { idempotencySettings } from './idempotency/settings.ts';
 import { createLogger } from './logger.ts';
 import { createMetrics } from './metrics.ts';
 import { createRefreshFlights } from './oauth/refresh.ts';
+import { OAuthStateRepository } from './oauth/state-repository.ts';
 
 export interface App {
   deps: AppDeps;
@@ -51,6 +52,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     limiter: new SlidingWindowLimiter(config.rateLimitPerKeyPerMin),
     idempotency: new IdempotencyService(db.prisma, clock, logger, idempotencySettings(config)),
     refreshes: createRefreshFlights(),
+    states: new OAuthStateRepository(db.prisma, logger),
   };
   deps.idempotency.startPurging();
   const server = createHttpServer(deps, createMetrics());

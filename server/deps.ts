@@ -8,6 +8,7 @@ import type { Envelope } from './crypto/envelope.ts';
 import type { Database } from './db/database.ts';
 import type { IdempotencyService } from './idempotency/service.ts';
 import type { RefreshFlights } from './oauth/refresh.ts';
+import type { OAuthStateRepository } from './oauth/state-repository.ts';
 
 /** What lives as long as the server: built once in app.ts, shared by every request. */
 export interface AppDeps {
@@ -22,4 +23,6 @@ export interface AppDeps {
   idempotency: IdempotencyService;
   /** In-flight OAuth refreshes of this server, one per grant (oauth/refresh.ts). */
   refreshes: RefreshFlights;
+  /** OAuth state rows: create, find, claim (the single-use rule). */
+  states: OAuthStateRepository;
 }

@@ -6,7 +6,7 @@ import type { AppDeps } from '../deps.ts';
 import { expiryFrom, saveGrant } from './grants.ts';
 import { callProvider, isOAuthApp, issuerMatches, parseScope } from './provider.ts';
 import { redirectWith } from './redirect.ts';
-import { callbackUrl, completePageUrl, hashState, verifierContext } from './state.ts';
+import { callbackUrl, completePageUrl, verifierContext } from './state.ts';
 
 /**
  * What GET /handleOAuthCallback answers: a 302 to the client's registered URI, or — when there is
@@ -49,20 +49,7 @@ export async function handleOAuthCallback(
   const states = query.getAll('state');
   const state = states[0];
   if (states.length !== 1 || !state || state.length > MAX_STATE_LENGTH) return invalidState();
-  const row = await prisma.oAuthState.findUnique({
-    where: { stateHash: hashState(state) },
-    select: {
-      id: true,
-      stateHash: true,
-      clientId: true,
-      userId: true,
-      appId: true,
-      redirectUri: true,
-      verifier: true,
-      expiresAt: true,
-      usedAt: true,
-    },
-  });
+  const row = await deps.states.find(state);
   if (!row) return invalidState();
   // The URI was registered at initiation; one removed since is no longer a trusted place.
   if (row.redirectUri !== null && !(await isRegisteredRedirectUri(prisma, row.clientId, row.redirectUri)))
@@ -75,14 +62,9 @@ export async function handleOAuthCallback(
     return { kind: 'redirect', location: redirectWith(landing, { status: 'error', reason }) };
   };
 
-  const now = deps.clock.now();
-  if (row.usedAt !== null || row.expiresAt.getTime() <= now) return fail('state_invalid');
-  // Single use across processes: only the callback whose UPDATE flips used_at goes on.
-  const claimed = await prisma.oAuthState.updateMany({
-    where: { id: row.id, usedAt: null, expiresAt: { gt: new Date(now) } },
-    data: { usedAt: new Date(now) },
-  });
-  if (claimed.count !== 1) return fail('state_invalid');
+  // Single use across processes: of concurrent callbacks, only the one that claims the state goes on.
+  const claimed = await deps.states.claim(row, deps.clock.now());
+  if (!claimed.ok) return fail('state_invalid');
 
   const app = await deps.apps.get(row.appId);
   if (!app || !isOAuthApp(app)) return fail('server_error');

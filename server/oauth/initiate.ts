@@ -4,10 +4,9 @@ import type { InitiateOAuthAnswer, InitiateOAuthInput } from '../../shared/schem
 import { isRegisteredRedirectUri } from '../admin/redirect-uris.ts';
 import { LIMITS } from '../config.ts';
 import type { AppDeps } from '../deps.ts';
-import { newId } from '../ids.ts';
 import { err, ok, type Result } from '../result.ts';
 import { isOAuthApp, type OAuthApp, providerConfiguration } from './provider.ts';
-import { callbackUrl, hashState, pruneStates, verifierContext } from './state.ts';
+import { callbackUrl, hashState, verifierContext } from './state.ts';
 
 export type InitiateOutcome = Result<InitiateOAuthAnswer, ErrorBody>;
 
@@ -68,9 +67,8 @@ export async function startAuthorization(
   const now = deps.clock.now();
   const expiresAt = new Date(now + LIMITS.oauthStateTtlMs);
   const sealedVerifier = await deps.envelope.seal(verifier, verifierContext(stateHash));
-  await deps.db.prisma.oAuthState.create({
-    data: {
-      id: newId('oauthState'),
+  await deps.states.create(
+    {
       stateHash,
       clientId,
       userId,
@@ -78,11 +76,9 @@ export async function startAuthorization(
       redirectUri,
       verifier: new Uint8Array(sealedVerifier),
       expiresAt,
-      createdAt: new Date(now),
     },
-    select: { id: true },
-  });
-  pruneStates(deps.db.prisma, now, deps.logger);
+    now,
+  );
 
   const parameters: Record<string, string> = {};
   for (const [name, value] of Object.entries(app.auth.extraAuthParams ?? {})) {

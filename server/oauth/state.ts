@@ -1,11 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { Logger } from 'pino';
-import { LIMITS } from '../config.ts';
-import type { PrismaClient } from '../db/generated/client.ts';
 
 /**
- * OAuth state rows: the state itself is a bearer secret for the callback, so only its SHA-256 is
- * stored; the PKCE verifier is sealed with a context naming that hash.
+ * OAuth state facts: where the flow comes back, how a state is hashed (the state itself is a bearer
+ * secret for the callback, so only its SHA-256 is stored) and the context its PKCE verifier is
+ * sealed with. The rows themselves live in state-repository.ts.
  */
 
 /** The path the provider redirects the browser back to, below PUBLIC_URL. */
@@ -30,19 +28,4 @@ export function hashState(state: string): string {
 /** The envelope context of a state's PKCE verifier: bound to its row. */
 export function verifierContext(stateHash: string): string {
   return `oauth-state:${stateHash}`;
-}
-
-const PRUNE_EVERY_MS = 60_000;
-const lastPrune = new WeakMap<PrismaClient, number>();
-
-/**
- * Forgets states that expired more than LIMITS.oauthStateRetentionMs ago (a late callback within
- * that time still gets its 302). At most once a minute per process; never awaited by a request.
- */
-export function pruneStates(prisma: PrismaClient, now: number, logger: Logger): void {
-  if (now - (lastPrune.get(prisma) ?? Number.NEGATIVE_INFINITY) < PRUNE_EVERY_MS) return;
-  lastPrune.set(prisma, now);
-  prisma.oAuthState
-    .deleteMany({ where: { expiresAt: { lt: new Date(now - LIMITS.oauthStateRetentionMs) } } })
-    .catch((error: unknown) => logger.warn({ err: error }, 'pruning old OAuth states failed'));
 }

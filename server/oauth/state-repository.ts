@@ -1,0 +1,96 @@
+import type { Logger } from 'pino';
+import { LIMITS } from '../config.ts';
+import type { Prisma, PrismaClient } from '../db/generated/client.ts';
+import { newId } from '../ids.ts';
+import { hashState } from './state.ts';
+
+/**
+ * The OAuth state rows (CONTRACT §3): create at initiation, find and claim at the callback. The
+ * state itself is a bearer secret, so only its SHA-256 is stored; the single-use rule lives in
+ * {@link OAuthStateRepository.claim} alone. Built once per server in app.ts.
+ */
+
+const stateSelect = {
+  id: true,
+  stateHash: true,
+  clientId: true,
+  userId: true,
+  appId: true,
+  redirectUri: true,
+  verifier: true,
+  expiresAt: true,
+  usedAt: true,
+} satisfies Prisma.OAuthStateSelect;
+
+export type StateRecord = Prisma.OAuthStateGetPayload<{ select: typeof stateSelect }>;
+
+export interface NewState {
+  stateHash: string;
+  clientId: string;
+  userId: string;
+  appId: string;
+  /** null: a flow started from MCP, which ends on the server's own page. */
+  redirectUri: string | null;
+  /** The PKCE verifier, sealed. */
+  verifier: Uint8Array;
+  expiresAt: Date;
+}
+
+/** Why a claim failed: the state was spent already (also by a concurrent callback), or is too old. */
+export type ClaimOutcome = { ok: true } | { ok: false; error: 'used' | 'expired' };
+
+const PRUNE_EVERY_MS = 60_000;
+
+export class OAuthStateRepository {
+  #lastPrune = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly logger: Logger,
+  ) {}
+
+  async create(state: NewState, now: number): Promise<void> {
+    await this.prisma.oAuthState.create({
+      data: {
+        id: newId('oauthState'),
+        ...state,
+        verifier: new Uint8Array(state.verifier),
+        createdAt: new Date(now),
+      },
+      select: { id: true },
+    });
+    this.#prune(now);
+  }
+
+  /** The row of a state as the provider sent it back, or null when it is not ours. */
+  find(state: string): Promise<StateRecord | null> {
+    return this.prisma.oAuthState.findUnique({ where: { stateHash: hashState(state) }, select: stateSelect });
+  }
+
+  /**
+   * Spends a state: of all callbacks carrying it, in every process on the database, exactly one
+   * gets `ok`. The conditional UPDATE decides (`used_at IS NULL` and not expired, counted by the
+   * database); `record` only spares the write when it already shows the answer.
+   */
+  async claim(record: StateRecord, now: number): Promise<ClaimOutcome> {
+    if (record.expiresAt.getTime() <= now) return { ok: false, error: 'expired' };
+    if (record.usedAt !== null) return { ok: false, error: 'used' };
+    const { count } = await this.prisma.oAuthState.updateMany({
+      where: { id: record.id, usedAt: null, expiresAt: { gt: new Date(now) } },
+      data: { usedAt: new Date(now) },
+    });
+    return count === 1 ? { ok: true } : { ok: false, error: 'used' };
+  }
+
+  /**
+   * Forgets states that expired more than LIMITS.oauthStateRetentionMs ago (a late callback within
+   * that time still gets its 302). At most once a minute per server; never awaited by a request.
+   */
+  #prune(now: number): void {
+    if (now - this.#lastPrune < PRUNE_EVERY_MS) return;
+    this.#lastPrune = now;
+    this.prisma.oAuthState
+      .deleteMany({ where: { expiresAt: { lt: new Date(now - LIMITS.oauthStateRetentionMs) } } })
+      .catch((error: unknown) => this.logger.warn({ err: error }, 'pruning old OAuth states failed'));
+  }
+}
