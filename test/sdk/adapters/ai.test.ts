@@ -3,8 +3,8 @@
  * `generateText` through tool calls that run on a real toolgate server and a real upstream, and
  * through the auth_required round with the real OAuth provider.
  */
-import { generateText, stepCountIs } from 'ai';
-import { MockLanguageModelV3 } from 'ai/test';
+import { generateText, stepCountIs, streamText } from 'ai';
+import { convertArrayToReadableStream, MockLanguageModelV3 } from 'ai/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAiTools } from '../../../sdk/src/ai.ts';
 import { recordingFetch, startWorld, type World } from '../world.ts';
@@ -96,6 +96,47 @@ describe('SDK /ai: tools for the Vercel AI SDK', () => {
         toolName: 'open__getItem',
         output: { type: 'json', value: { ok: true, data: { id: 'ai-1', title: 'An item' } } },
       }),
+    ]);
+  });
+
+  it('streamText runs the same tools', async () => {
+    const loaded = await createAiTools(w.toolgate(), { tools: ['open:::getItem'] });
+    if (!loaded.ok) throw new Error(loaded.error);
+    const finish = (unified: 'tool-calls' | 'stop') => ({
+      type: 'finish' as const,
+      finishReason: { unified, raw: undefined },
+      usage,
+    });
+    const model = new MockLanguageModelV3({
+      doStream: [
+        {
+          stream: convertArrayToReadableStream([
+            { type: 'stream-start', warnings: [] },
+            {
+              type: 'tool-call',
+              toolCallId: 'call-s',
+              toolName: 'open__getItem',
+              input: '{"itemId":"stream-1"}',
+            },
+            finish('tool-calls'),
+          ]),
+        },
+        {
+          stream: convertArrayToReadableStream([
+            { type: 'stream-start', warnings: [] },
+            { type: 'text-start', id: 't' },
+            { type: 'text-delta', id: 't', delta: 'streamed' },
+            { type: 'text-end', id: 't' },
+            finish('stop'),
+          ]),
+        },
+      ],
+    });
+    const result = streamText({ model, tools: loaded.tools, prompt: 'Item?', stopWhen: stepCountIs(3) });
+    expect(await result.text).toBe('streamed');
+    const steps = await result.steps;
+    expect(steps[0]?.toolResults.map((r) => r.output)).toEqual([
+      { ok: true, data: { id: 'stream-1', title: 'An item' } },
     ]);
   });
 
