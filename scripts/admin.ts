@@ -30,6 +30,7 @@ API keys
                                          issue a key (shown this once); scopes: tools:execute,
                                          tools:execute:<appId>, oauth:initiate, connections:read,
                                          connections:write, admin
+  keys list <clientId>                   list a client's keys (never the keys themselves)
   keys revoke <keyId>                    revoke a key
 
 Apps
@@ -161,6 +162,29 @@ const COMMANDS: Record<string, Command> = {
           '',
           'Store it now: the server keeps only a hash and will not show it again.',
         ].join('\n'),
+      );
+    },
+  },
+  'keys list': {
+    args: ['clientId'],
+    run: async (admin, [clientId]) => {
+      const r = await admin.listApiKeys(clientId as string);
+      if (!r.ok) return r;
+      return out(
+        { keys: r.keys },
+        r.keys.length === 0
+          ? `No API keys on ${clientId}.`
+          : table(
+              ['KEY ID', 'NAME', 'SCOPES', 'CREATED', 'LAST USED', 'REVOKED'],
+              r.keys.map((k) => [
+                k.keyId,
+                k.name ?? '-',
+                k.scopes.join(','),
+                k.createdAt,
+                k.lastUsedAt ?? '-',
+                k.revokedAt ?? '-',
+              ]),
+            ),
       );
     },
   },
@@ -316,12 +340,55 @@ function printFailure(failure: Failure | AuthTimeout, url: string, asJson: boole
   }
 }
 
+/** Node's parser errors, said in this tool's words, with the likely option when one is mistyped. */
+function parseProblem(error: unknown): string {
+  const { code, message } = error as { code?: string; message: string };
+  const unknown = /^Unknown option '(-{1,2}[^']*)'/.exec(message)?.[1];
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && unknown) {
+    const guess = closest(unknown.replace(/^-+/, ''), Object.keys(OPTIONS));
+    return `unknown option ${unknown}${guess ? `; did you mean --${guess}?` : ''}`;
+  }
+  const needsValue = /^Option '(-\S+)(?:, (-\S+))? <value>' argument missing/.exec(message);
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && needsValue) {
+    return `option ${needsValue[2] ?? needsValue[1]} needs a value`;
+  }
+  return message;
+}
+
+/** The known name nearest to `name` by edit distance, if it is near enough to be a typo. */
+export function closest(name: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Math.max(2, Math.floor(name.length / 3)) + 1;
+  for (const candidate of known) {
+    const d = levenshtein(name, candidate);
+    if (d < bestDistance) [best, bestDistance] = [candidate, d];
+  }
+  return best;
+}
+
+function levenshtein(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      row[j] = Math.min(
+        (previous[j] as number) + 1,
+        (row[j - 1] as number) + 1,
+        (previous[j - 1] as number) + cost,
+      );
+    }
+    previous = row;
+  }
+  return previous[b.length] as number;
+}
+
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   let parsed: { values: Values; positionals: string[] };
   try {
     parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {
-    process.stderr.write(`toolgate admin: ${(error as Error).message}\nRun with --help for the commands.\n`);
+    process.stderr.write(`toolgate admin: ${parseProblem(error)}\nRun with --help for the commands.\n`);
     return 2;
   }
   const { values, positionals } = parsed;

@@ -1,7 +1,9 @@
 import type { z } from 'zod';
 import {
+  type apiKeySchema,
   clientSchema,
   createApiKeyOutput,
+  listApiKeysOutput,
   listClientsOutput,
   listRedirectUrisOutput,
   okOutput,
@@ -37,6 +39,8 @@ export interface ToolgateAdminOptions {
 
 export type ClientView = z.infer<typeof clientSchema>;
 export type CreatedApiKey = z.infer<typeof createApiKeyOutput>;
+/** A key as listed: never the key itself. */
+export type ApiKeyView = z.infer<typeof apiKeySchema>;
 /** The registration of `PUT /admin/apps/{appId}`, without the id (CONTRACT.md §5). */
 export type AppRegistration = Omit<z.input<typeof putAppInput>, 'appId'>;
 export type { AppView, PutAppInput };
@@ -161,6 +165,17 @@ export class ToolgateAdmin {
       schema: createApiKeyOutput,
     });
     return r.ok ? { ok: true, ...r.value, requestId: r.requestId } : r;
+  }
+
+  /** Lists a client's API keys, revoked ones included. @example const r = await admin.listApiKeys('cli_…'); */
+  async listApiKeys(clientId: string): Promise<Result<{ keys: ApiKeyView[] }>> {
+    assertString(clientId, '"clientId"');
+    const r = await this.#call({
+      method: 'GET',
+      path: `admin/clients/${seg(clientId)}/api-keys`,
+      schema: listApiKeysOutput,
+    });
+    return r.ok ? { ok: true, keys: r.value.keys, requestId: r.requestId } : r;
   }
 
   /** Revokes an API key; every server refuses it within 5 s. @example await admin.revokeApiKey('key_…') */

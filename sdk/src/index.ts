@@ -47,6 +47,7 @@ export {
   type ToolsetTool,
 } from './adapters/toolset.ts';
 export {
+  type ApiKeyView,
   type AppRegistration,
   type AppView,
   type ClientView,

@@ -58,5 +58,16 @@ export const createApiKeyOutput = z.object({
   scopes: z.array(z.string()),
 });
 export const revokeApiKeyInput = z.object({ keyId: plainString().min(1).max(128) });
+export const listApiKeysInput = z.object({ clientId: clientIdSchema });
+/** A key as an admin sees it: never the key, its hash or its prefix. */
+export const apiKeySchema = z.object({
+  keyId: z.string(),
+  name: z.string().nullable(),
+  scopes: z.array(z.string()),
+  createdAt: z.string(),
+  lastUsedAt: z.string().nullable(),
+  revokedAt: z.string().nullable(),
+});
+export const listApiKeysOutput = z.object({ keys: z.array(apiKeySchema) });
 
 export const okOutput = z.object({ ok: z.literal(true) });

@@ -88,6 +88,20 @@ describe('admin CLI', { timeout: 90_000 }, () => {
       expect(result.stderr).toMatch(/^toolgate admin: .+\nRun with --help for the commands\.\n$/);
       expect(result.stdout).toBe('');
     }
+    const typos = await Promise.all([
+      run('keys', 'create', 'cli_x', '--scope', 'admin'),
+      run('clients', 'list', '--jsn'),
+      run('clients', 'list', '--frobnicate'),
+      run('keys', 'create', 'cli_x', '--scopes'),
+    ]);
+    expect(typos.map((r) => [r.code, r.stderr])).toEqual(
+      [
+        'unknown option --scope; did you mean --scopes?',
+        'unknown option --jsn; did you mean --json?',
+        'unknown option --frobnicate',
+        'option --scopes needs a value',
+      ].map((line) => [2, `toolgate admin: ${line}\nRun with --help for the commands.\n`]),
+    );
     const noKey = await cli(['clients', 'list'], { TOOLGATE_URL: server.url });
     expect(noKey.code).toBe(2);
     expect(noKey.stderr).toContain('TOOLGATE_ADMIN_KEY');
@@ -116,7 +130,7 @@ describe('admin CLI', { timeout: 90_000 }, () => {
     expect(bad.code).toBe(1);
     expect(bad.stderr).toBe(
       'toolgate admin: invalid_request 400: The request does not have the expected shape.\n' +
-        '  /uri: Must be an absolute http(s) URL without a fragment.\n',
+        '  /uri: Must not contain a fragment.\n',
     );
     expect((await run('redirect-uris', 'remove', clientId, uri)).code).toBe(0);
     expect((await run('redirect-uris', 'list', clientId)).stdout).toBe('No redirect URIs.\n');
@@ -153,6 +167,45 @@ describe('admin CLI', { timeout: 90_000 }, () => {
     const revoked = await run('keys', 'revoke', issued.keyId);
     expect(revoked.code).toBe(0);
     expect(revoked.stdout).toContain(`Revoked ${issued.keyId}`);
+
+    // Listing shows each key's metadata, never a key, its hash or its prefix.
+    const listedKeys = await call(server.url, 'GET', `/admin/clients/${clientId}/api-keys`, {
+      key: server.adminKey,
+    });
+    const textKeyId = /key_\w+/.exec(text.stdout)?.[0];
+    expect([listedKeys.status, listedKeys.body]).toEqual([
+      200,
+      {
+        keys: [
+          {
+            keyId: issued.keyId,
+            name: 'ci',
+            scopes: ['tools:execute', 'connections:read'],
+            createdAt: expect.stringMatching(/Z$/),
+            lastUsedAt: expect.stringMatching(/Z$/),
+            revokedAt: expect.stringMatching(/Z$/),
+          },
+          {
+            keyId: textKeyId,
+            name: null,
+            scopes: ['tools:execute'],
+            createdAt: expect.stringMatching(/Z$/),
+            lastUsedAt: null,
+            revokedAt: null,
+          },
+        ],
+      },
+    ]);
+    expect(listedKeys.text).not.toContain(issued.apiKey.slice(0, 12));
+    const keysText = await run('keys', 'list', clientId);
+    expect(keysText.stdout).toMatch(/^KEY ID\s+NAME\s+SCOPES\s+CREATED\s+LAST USED\s+REVOKED\n/);
+    expect(keysText.stdout).toContain(`${textKeyId}  -     tools:execute  `);
+    expect(JSON.parse((await run('keys', 'list', clientId, '--json')).stdout)).toEqual(listedKeys.body);
+    const noClient = await run('keys', 'list', 'cli_never_made');
+    expect([noClient.code, noClient.stderr]).toEqual([
+      1,
+      'toolgate admin: not_found 404: No client has this id.\n',
+    ]);
     const refused = await call(server.url, 'GET', '/tools', { key: issued.apiKey, clientId });
     expect(refused.status).toBe(401);
     const unknown = await run('keys', 'revoke', 'key_never_issued');

@@ -2,10 +2,12 @@ import { apiError } from '../../../shared/errors.ts';
 import {
   createApiKeyInput,
   createApiKeyOutput,
+  listApiKeysInput,
+  listApiKeysOutput,
   okOutput,
   revokeApiKeyInput,
 } from '../../../shared/schemas/admin.ts';
-import { createApiKey, revokeApiKey } from '../../admin/api-keys.ts';
+import { createApiKey, listApiKeys, revokeApiKey } from '../../admin/api-keys.ts';
 import { ApiProblem } from '../../problem.ts';
 import { adminProcedure, router } from '../../trpc.ts';
 
@@ -35,6 +37,25 @@ export const apiKeysRouter = router({
           })),
         }),
       );
+    }),
+
+  list: adminProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/admin/clients/{clientId}/api-keys',
+        tags: ['admin'],
+        summary:
+          "List a client's API keys (never a key or its hash), revoked ones with their revocation time",
+        protect: true,
+      },
+    })
+    .input(listApiKeysInput)
+    .output(listApiKeysOutput)
+    .query(async ({ ctx, input }) => {
+      const outcome = await listApiKeys(ctx.deps.db.prisma, input.clientId);
+      if (!outcome.ok) throw new ApiProblem(apiError('not_found', 'No client has this id.'));
+      return { keys: outcome.value };
     }),
 
   revoke: adminProcedure
