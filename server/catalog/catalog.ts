@@ -16,6 +16,7 @@
  */
 import type { Ajv2020, ValidateFunction } from 'ajv/dist/2020.js';
 import { documentServerUrl, loadDocument } from './document.ts';
+import { unpackText } from './packing.ts';
 import { child } from './pointer.ts';
 import { type BuildOptions, type BuildOutcome, buildUpstreamRequest } from './request.ts';
 import { deriveTools } from './tools.ts';
@@ -129,11 +130,11 @@ export async function compileDocument(
   };
 }
 
-/** The callable tools of a stored catalog; null when it is unreadable or of another format. */
+/** The callable tools of a stored catalog (plain or packed text); null when unreadable or of another format. */
 export function openCatalog(text: string): CompiledApp | null {
   let catalog: StoredCatalog;
   try {
-    catalog = JSON.parse(text) as StoredCatalog;
+    catalog = JSON.parse(unpackText(text)) as StoredCatalog;
   } catch {
     return null;
   }

@@ -1,10 +1,12 @@
 /**
  * The compile worker thread: compiles documents off the server's event loop (CONTRACT.md §5,
- * "registering never stalls the server"). One job at a time; every answer is plain text and small
- * arrays, cheap to hand back to the main thread.
+ * "registering never stalls the server"). One job at a time; every answer is text (packed for
+ * storage, `packing.ts`) and small arrays, cheap to hand back to the main thread. A stored
+ * (packed) document is accepted as input, for recompiling a stored app.
  */
 import { parentPort } from 'node:worker_threads';
 import { type CompileOptions, compileDocument } from './catalog.ts';
+import { packText, unpackText } from './packing.ts';
 
 export interface CompileJob {
   id: number;
@@ -14,7 +16,13 @@ export interface CompileJob {
 
 parentPort?.on('message', async (job: CompileJob) => {
   try {
-    const outcome = await compileDocument(job.input, job.options);
+    const input = typeof job.input === 'string' ? unpackText(job.input) : job.input;
+    const outcome = await compileDocument(input, job.options);
+    // Stored packed: the main thread then writes a seventh of the bytes (see packing.ts).
+    if (outcome.ok) {
+      outcome.catalogText = packText(outcome.catalogText);
+      outcome.documentText = packText(outcome.documentText);
+    }
     parentPort?.postMessage({ id: job.id, outcome });
   } catch (error) {
     parentPort?.postMessage({ id: job.id, failure: error instanceof Error ? error.message : String(error) });

@@ -38,13 +38,24 @@ export class DocumentCompiler {
   #running: (Pending & { timer: NodeJS.Timeout; worker: Worker }) | undefined;
   #idle: NodeJS.Timeout | undefined;
   #nextId = 1;
+  #jobs = 0;
 
   constructor(limits: Partial<CompilerLimits> = {}) {
     this.#limits = { ...DEFAULT_COMPILER_LIMITS, ...limits };
   }
 
-  /** The compiled document, or the issues that refuse it (issues point into the registration). */
+  /** Documents compiled (or refused) by this compiler so far. */
+  get jobs(): number {
+    return this.#jobs;
+  }
+
+  /**
+   * The compiled document, or the issues that refuse it (issues point into the registration).
+   * `catalogText` and `documentText` come back packed for storage (`packing.ts`); `input` may be a
+   * stored (packed) document.
+   */
   compile(input: unknown, options: CompileOptions = {}): Promise<Outcome<CompiledDocument>> {
+    this.#jobs += 1;
     return new Promise((resolve) => {
       this.#queue.push({ job: { id: this.#nextId++, input, options }, resolve });
       this.#pump();

@@ -247,6 +247,69 @@ describeBackends('GET /tools', (backend) => {
     expect(ids((await tools(all)).body).some((id: string) => id.startsWith('late:::'))).toBe(false);
   });
 
+  describe('search and paging', () => {
+    it('keeps the tools whose name, summary or description holds every word of q, case-insensitively', async () => {
+      const search = async (q: string) =>
+        ids((await tools(all, `?appId=demo&q=${encodeURIComponent(q)}`)).body);
+      expect(await search('get ITEM')).toEqual(['demo:::listItems', 'demo:::getItem']);
+      expect(await search('createitem')).toEqual(['demo:::createItem']);
+      expect(await search('  me   get ')).toEqual(['demo:::getMe']);
+      expect(await search('signed-in user')).toEqual([]);
+      expect(ids((await tools(all, '?q=signed-in%20user')).body)).toEqual([
+        'keyed:::getMe',
+        'oauthy:::getMe',
+      ]);
+      expect(await search('')).toEqual(DEMO_TOOLS.map((tool) => tool.toolId));
+    });
+
+    it('pages with limit and cursor; next_cursor is present only while more tools follow', async () => {
+      const everything = ids((await tools(all)).body);
+      expect(everything.length).toBeGreaterThan(30);
+      const pages: string[][] = [];
+      let cursor: string | undefined;
+      do {
+        const reply = await tools(all, `?limit=7${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+        expect(reply.status).toBe(200);
+        pages.push(ids(reply.body));
+        cursor = reply.body.next_cursor;
+        if (cursor === undefined) expect(Object.keys(reply.body)).toEqual(['tools']);
+      } while (cursor !== undefined);
+      expect(pages.flat()).toEqual(everything);
+      expect(pages.slice(0, -1).every((page) => page.length === 7)).toBe(true);
+
+      const exact = await tools(all, '?appId=demo&limit=4');
+      expect(exact.body).toEqual({ tools: DEMO_TOOLS });
+      const first = await tools(all, '?appId=demo&limit=3&q=get');
+      expect(ids(first.body)).toEqual(['demo:::listItems', 'demo:::getItem', 'demo:::getMe']);
+      expect(first.body.next_cursor).toBeUndefined();
+      const short = await tools(all, '?appId=demo&limit=1&q=get');
+      expect(ids(short.body)).toEqual(['demo:::listItems']);
+      const rest = await tools(
+        all,
+        `?appId=demo&limit=5&q=get&cursor=${encodeURIComponent(short.body.next_cursor)}`,
+      );
+      expect(rest.body).toEqual({ tools: [DEMO_TOOLS[2], DEMO_TOOLS[3]] });
+    });
+
+    it.each([
+      ['limit=0', '/limit'],
+      ['limit=1001', '/limit'],
+      ['limit=abc', '/limit'],
+      ['limit=1.5', '/limit'],
+      ['cursor=not-a-cursor', '/cursor'],
+      [`cursor=${Buffer.from('["demo",-1]').toString('base64url')}`, '/cursor'],
+    ])('answers 400 invalid_request for %s', async (query, path) => {
+      const reply = await tools(all, `?${query}`);
+      expect(reply.status).toBe(400);
+      expect(reply.body).toEqual({
+        ok: false,
+        error: 'invalid_request',
+        message: expect.any(String),
+        issues: [{ path, message: expect.any(String) }],
+      });
+    });
+  });
+
   describe('authentication', () => {
     it.each([
       ['no Authorization', {}],
