@@ -181,21 +181,19 @@ export class Toolset {
     const pendingId = JSON.stringify([this.userId ?? null, tool.toolId, canonical(parameters)]);
     const idempotencyKey = this.#pending.get(pendingId) ?? crypto.randomUUID();
     const { signal } = options;
-    const wait = this.#authorization?.wait;
-    const result: ExecuteWithAuthResult = wait
+    const authorization = this.#authorization;
+    const common = {
+      idempotencyKey,
+      ...(this.userId !== undefined ? { userId: this.userId } : {}),
+      ...(signal ? { signal } : {}),
+    };
+    const result: ExecuteWithAuthResult = authorization?.wait
       ? await this.#client.executeWithAuth(tool.toolId, parameters, {
-          ...wait,
-          clientRedirectUri: (this.#authorization as ToolsetAuthorization).clientRedirectUri,
-          idempotencyKey,
-          ...(this.userId !== undefined ? { userId: this.userId } : {}),
-          ...(signal ? { signal } : {}),
+          ...authorization.wait,
+          clientRedirectUri: authorization.clientRedirectUri,
+          ...common,
         })
-      : await this.#client.execute(tool.toolId, parameters, {
-          idempotencyKey,
-          retries: 2,
-          ...(this.userId !== undefined ? { userId: this.userId } : {}),
-          ...(signal ? { signal } : {}),
-        });
+      : await this.#client.execute(tool.toolId, parameters, { retries: 2, ...common });
     this.#pending.delete(pendingId);
     if (!result.ok && KEEP_KEY.has(result.error)) {
       this.#pending.set(pendingId, idempotencyKey);
