@@ -122,6 +122,18 @@ if (anthropic.ok) {
 }
 const langchain = await createLangChainTools(toolgate, options);
 if (langchain.ok) { const tools: StructuredTool[] = langchain.tools; console.log(tools); }
+if (ai.ok && openai.ok && anthropic.ok && langchain.ok) {
+  // Each would be allowed if a framework's types had not resolved (any): they must be errors.
+  // @ts-expect-error: a ToolSet of tools, not strings
+  const a: Record<string, string> = ai.tools;
+  // @ts-expect-error: function tools, not strings
+  const b: string[] = openai.tools.responses;
+  // @ts-expect-error: Anthropic tools, not strings
+  const c: string[] = anthropic.tools.definitions;
+  // @ts-expect-error: StructuredTools, not strings
+  const d: string[] = langchain.tools;
+  console.log(a, b, c, d);
+}
 const output: ModelToolOutput = { ok: true, data: 1 };
 // @ts-expect-error: strict is a boolean
 await createOpenAITools(toolgate, { strict: 'yes' });
