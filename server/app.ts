@@ -14,6 +14,7 @@ import { IdempotencyService } from './idempotency/service.ts';
 import { idempotencySettings } from './idempotency/settings.ts';
 import { createLogger } from './logger.ts';
 import { createMetrics } from './metrics.ts';
+import { IssuerPolicy } from './oauth/issuer.ts';
 import { createRefreshFlights } from './oauth/refresh.ts';
 import { OAuthStateRepository } from './oauth/state-repository.ts';
 
@@ -53,6 +54,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     idempotency: new IdempotencyService(db.prisma, clock, logger, idempotencySettings(config)),
     refreshes: createRefreshFlights(),
     states: new OAuthStateRepository(db.prisma, logger),
+    issuers: new IssuerPolicy(logger),
   };
   deps.idempotency.startPurging();
   const server = createHttpServer(deps, createMetrics());

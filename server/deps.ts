@@ -7,6 +7,7 @@ import type { Config } from './config.ts';
 import type { Envelope } from './crypto/envelope.ts';
 import type { Database } from './db/database.ts';
 import type { IdempotencyService } from './idempotency/service.ts';
+import type { IssuerPolicy } from './oauth/issuer.ts';
 import type { RefreshFlights } from './oauth/refresh.ts';
 import type { OAuthStateRepository } from './oauth/state-repository.ts';
 
@@ -25,4 +26,6 @@ export interface AppDeps {
   refreshes: RefreshFlights;
   /** OAuth state rows: create, find, claim (the single-use rule). */
   states: OAuthStateRepository;
+  /** RFC 9207 `iss` checks of the OAuth callback, with the providers' metadata cached. */
+  issuers: IssuerPolicy;
 }

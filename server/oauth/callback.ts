@@ -4,7 +4,7 @@ import { apiError, type ErrorBody } from '../../shared/errors.ts';
 import { isRegisteredRedirectUri } from '../admin/redirect-uris.ts';
 import type { AppDeps } from '../deps.ts';
 import { expiryFrom, saveGrant } from './grants.ts';
-import { callProvider, isOAuthApp, issuerMatches, parseScope } from './provider.ts';
+import { callProvider, isOAuthApp, parseScope } from './provider.ts';
 import { redirectWith } from './redirect.ts';
 import { callbackUrl, completePageUrl, verifierContext } from './state.ts';
 
@@ -68,8 +68,11 @@ export async function handleOAuthCallback(
 
   const app = await deps.apps.get(row.appId);
   if (!app || !isOAuthApp(app)) return fail('server_error');
+  // RFC 9207: an `iss` from another server, or none where this server promises one, is a mix-up.
   const iss = query.get('iss');
-  if (iss !== null && !issuerMatches(app.auth, iss)) return fail('issuer_mismatch');
+  if (iss !== null ? !deps.issuers.accepts(app.auth, iss) : await deps.issuers.requiresIss(app.auth)) {
+    return fail('issuer_mismatch');
+  }
 
   const providerError = query.get('error');
   if (providerError !== null) {

@@ -26,6 +26,8 @@ export const oauth2AuthSchema = z.object({
   scopes: z.array(plainString().min(1).max(512)).max(256),
   tokenAuthMethod: z.enum(['client_secret_basic', 'client_secret_post']).default('client_secret_basic'),
   extraAuthParams: z.record(plainString(), plainString()).optional(),
+  /** The authorization server's issuer identifier: every callback must then carry it as `iss` (RFC 9207). */
+  issuer: httpUrl.optional(),
 });
 
 export const appAuthSchema = z.discriminatedUnion('type', [
