@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import { SingleFlight } from '../single-flight.ts';
 import { EnvelopeError, envelopeErrorFromKms } from './envelope-error.ts';
 import type { Kms } from './kms/kms.ts';
 
@@ -44,7 +45,7 @@ export function createDataKeyResolver(options: DataKeyResolverOptions): DataKeyR
           dispose: (key) => key.fill(0),
         })
       : undefined;
-  const inFlight = new Map<string, Promise<Buffer>>();
+  const unwraps = new SingleFlight<string, Buffer>();
 
   async function unwrapChecked(keyId: string, wrapped: Buffer): Promise<Buffer> {
     let key: Buffer;
@@ -66,17 +67,12 @@ export function createDataKeyResolver(options: DataKeyResolverOptions): DataKeyR
       const id = cacheId(keyId, wrapped);
       const hit = cache.get(id);
       if (hit) return Buffer.from(hit);
-      let pending = inFlight.get(id);
-      if (!pending) {
-        pending = unwrapChecked(keyId, wrapped)
-          .then((key) => {
-            cache.set(id, Buffer.from(key));
-            return key;
-          })
-          .finally(() => inFlight.delete(id));
-        inFlight.set(id, pending);
-      }
-      return Buffer.from(await pending);
+      const key = await unwraps.run(id, async () => {
+        const unwrapped = await unwrapChecked(keyId, wrapped);
+        cache.set(id, unwrapped);
+        return unwrapped;
+      });
+      return Buffer.from(key);
     },
   };
 }
