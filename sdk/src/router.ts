@@ -12,6 +12,8 @@ import type {
   createApiKeyInput,
   createApiKeyOutput,
   createClientInput,
+  listApiKeysInput,
+  listApiKeysOutput,
   listClientsOutput,
   listRedirectUrisInput,
   listRedirectUrisOutput,
@@ -82,6 +84,7 @@ export type AppRouter = TRPCBuiltRouter<
       };
       apiKeys: {
         create: Mutation<typeof createApiKeyInput, typeof createApiKeyOutput>;
+        list: Query<typeof listApiKeysInput, typeof listApiKeysOutput>;
         revoke: Mutation<typeof revokeApiKeyInput, typeof okOutput>;
       };
       apps: {
