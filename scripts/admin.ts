@@ -203,9 +203,17 @@ const COMMANDS: Record<string, Command> = {
       const r = await admin.putApp(appId as string, registration(values));
       if (!r.ok) return r;
       return out(
-        { appId: r.appId, tools: r.tools },
+        { appId: r.appId, tools: r.tools, skipped: r.skipped },
         `Registered app ${r.appId} with ${r.tools.length} tool${r.tools.length === 1 ? '' : 's'}` +
-          (r.tools.length ? `:\n${r.tools.map((t) => `  ${r.appId}:::${t}`).join('\n')}` : '.'),
+          (r.tools.length ? `:\n${r.tools.map((t) => `  ${r.appId}:::${t}`).join('\n')}` : '.') +
+          // What the document has that is not a tool, so nothing goes missing silently.
+          (r.skipped.length
+            ? `\nSkipped ${r.skipped.length} operation${r.skipped.length === 1 ? '' : 's'}:\n${r.skipped
+                .map(
+                  (s) => `  ${s.method} ${s.path}${s.operationId ? ` (${s.operationId})` : ''}: ${s.reason}`,
+                )
+                .join('\n')}`
+            : ''),
       );
     },
   },

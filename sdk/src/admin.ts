@@ -197,10 +197,7 @@ export class ToolgateAdmin {
    * });
    * if (r.ok) console.log(r.tools);
    */
-  async putApp(
-    appId: string,
-    registration: AppRegistration,
-  ): Promise<Result<{ appId: string; tools: string[] }>> {
+  async putApp(appId: string, registration: AppRegistration): Promise<Result<z.infer<typeof putAppOutput>>> {
     assertString(appId, '"appId"');
     assertObject(registration, '"registration"');
     const r = await this.#call({

@@ -246,6 +246,7 @@ describe('admin CLI', { timeout: 90_000 }, () => {
     expect(JSON.parse(fromYaml.stdout)).toEqual({
       appId: 'upyaml',
       tools: expect.arrayContaining(['getItem']),
+      skipped: [],
     });
 
     const inline = await run(
