@@ -30,12 +30,13 @@ export async function callUpstream(
   const timer = setTimeout(() => abort.abort(), timeoutMs);
   const origin = request.url.origin;
   let { method, body } = request;
+  let headers = request.headers;
   let url = request.url;
   try {
     for (let hop = 0; ; hop += 1) {
       const response = await undiciRequest(url, {
         method: method as Dispatcher.HttpMethod,
-        headers: { 'user-agent': USER_AGENT, ...request.headers },
+        headers: { 'user-agent': USER_AGENT, ...headers },
         body,
         signal: abort.signal,
         // The abort timer above is the one time-out; undici's own would answer 502 instead of 504.
@@ -55,6 +56,7 @@ export async function callUpstream(
           ) {
             method = 'GET';
             body = undefined;
+            headers = withoutBodyHeaders(headers);
           }
           url = next;
           continue;
@@ -132,6 +134,13 @@ function declaredLength(headers: Record<string, string | string[] | undefined>):
 
 function single(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
+}
+
+/** The request's headers without those that described the body it no longer has. */
+function withoutBodyHeaders(headers: UpstreamRequest['headers']): UpstreamRequest['headers'] {
+  return Object.fromEntries(
+    Object.entries(headers).filter(([name]) => !/^content-(type|length|encoding)$/i.test(name)),
+  ) as UpstreamRequest['headers'];
 }
 
 function safeUrl(location: string, base: URL): URL | null {
