@@ -22,6 +22,9 @@ describe('loadConfig', () => {
         adminKey: undefined,
         kms: { kind: 'local', kek: undefined, kekPath: './.toolgate/kek' },
         maxBodyBytes: 1_048_576,
+        maxDocumentBytes: 67_108_864,
+        maxUpstreamBodyBytes: 10_485_760,
+        mcpAllowedOrigins: [],
         upstreamTimeoutMs: 30_000,
         rateLimitPerKeyPerMin: 600,
         logLevel: 'info',
@@ -39,6 +42,9 @@ describe('loadConfig', () => {
       KMS: 'azure-key-vault',
       AZURE_KEY_VAULT_KEY_ID: 'https://v.vault.azure.net/keys/k',
       MAX_BODY_BYTES: '2048',
+      MAX_DOCUMENT_BYTES: '4096',
+      MAX_UPSTREAM_BODY_BYTES: '8192',
+      MCP_ALLOWED_ORIGINS: 'https://app.example, http://localhost:5173/',
       UPSTREAM_TIMEOUT_MS: '500',
       RATE_LIMIT_PER_KEY_PER_MIN: '0',
       LOG_LEVEL: 'warn',
@@ -53,6 +59,9 @@ describe('loadConfig', () => {
         adminKey: 'k'.repeat(32),
         kms: { kind: 'azure-key-vault', keyId: 'https://v.vault.azure.net/keys/k' },
         maxBodyBytes: 2048,
+        maxDocumentBytes: 4096,
+        maxUpstreamBodyBytes: 8192,
+        mcpAllowedOrigins: ['https://app.example', 'http://localhost:5173'],
         upstreamTimeoutMs: 500,
         rateLimitPerKeyPerMin: 0,
         logLevel: 'warn',
@@ -137,15 +146,13 @@ describe('the server process', () => {
         { PORT: '0', DATABASE_URL: 'pglite:memory', LOCAL_KEK: KEK, LOG_LEVEL: 'info' },
         dir,
       );
+      // Waits for the event itself: the line naming the URL, or the process ending without it.
       const url = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no start: ${run.err()}`)), 25_000);
         run.child.stdout.on('data', () => {
           const m = /"url":"(http:\/\/[^"]+)"/.exec(run.out());
-          if (m) {
-            clearTimeout(timer);
-            resolve(m[1] as string);
-          }
+          if (m) resolve(m[1] as string);
         });
+        void run.exited.then((code) => reject(new Error(`exited ${code} before serving: ${run.err()}`)));
       });
       const ready = await fetch(`${url}/readyz`);
       expect(ready.status).toBe(200);
@@ -159,7 +166,7 @@ describe('the server process', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  });
+  }, 60_000);
 
   it('refuses an unreachable PostgreSQL with one line', async () => {
     const run = runServer(
