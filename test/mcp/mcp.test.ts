@@ -359,9 +359,19 @@ describeBackends('MCP', (backend) => {
         expect(reply.headers.get('allow')).toBe('POST');
         await reply.text();
       }
-      const init = await rawMcp(harness.server.url, initialize, agentHeaders(harness.agent));
-      expect(init.status).toBe(200);
-      expect(init.headers.get('mcp-session-id')).toBeNull();
+      for (const version of ['2025-11-25', '2025-06-18']) {
+        const init = await rawMcp(
+          harness.server.url,
+          initialize.replace('2025-11-25', version),
+          agentHeaders(harness.agent),
+        );
+        expect(init.status).toBe(200);
+        expect(init.headers.get('mcp-session-id')).toBeNull();
+        // The legacy leg answers on an SSE stream: one `data:` line holding the result.
+        const data = JSON.parse(/^data: (.*)$/m.exec(init.text)?.[1] ?? 'null');
+        expect(data.result.protocolVersion).toBe(version);
+        expect(data.result.capabilities).toEqual({ tools: {} });
+      }
     });
   });
 
