@@ -51,13 +51,14 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     envelope,
     apps: new AppRegistry(db.prisma, envelope, clock, logger),
     limiter: new SlidingWindowLimiter(config.rateLimitPerKeyPerMin),
+    metrics: createMetrics(),
     idempotency: new IdempotencyService(db.prisma, clock, logger, idempotencySettings(config)),
     refreshes: createRefreshFlights(),
     states: new OAuthStateRepository(db.prisma, logger),
     issuers: new IssuerPolicy(logger),
   };
   deps.idempotency.startPurging();
-  const server = createHttpServer(deps, createMetrics());
+  const server = createHttpServer(deps, deps.metrics);
   let closing: Promise<void> | undefined;
 
   return {

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
 import type { AppDeps } from './deps.ts';
+import type { RequestLogFields } from './logger.ts';
 
 /** Status and headers a procedure may set on its REST answer (success only; errors carry their own). */
 export interface ResponseMeta {
@@ -18,12 +19,20 @@ export interface Context {
   startedAt: number;
   /** The client's address (socket), for the failed-key limiter; absent outside HTTP. */
   remoteAddress?: string;
+  /** What the request's log line adds (key, client, tool, upstream): filled in as the call goes. */
+  logFields: RequestLogFields;
 }
 
 /** The transport-free context: tests and other surfaces build it directly. */
 export function createContextInner(
   deps: AppDeps,
-  request: { requestId: string; headers: IncomingHttpHeaders; startedAt?: number; remoteAddress?: string },
+  request: {
+    requestId: string;
+    headers: IncomingHttpHeaders;
+    startedAt?: number;
+    remoteAddress?: string;
+    logFields?: RequestLogFields;
+  },
 ): Context {
   return {
     deps,
@@ -33,6 +42,7 @@ export function createContextInner(
     response: { headers: {} },
     startedAt: request.startedAt ?? performance.now(),
     ...(request.remoteAddress ? { remoteAddress: request.remoteAddress } : {}),
+    logFields: request.logFields ?? {},
   };
 }
 

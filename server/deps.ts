@@ -7,6 +7,7 @@ import type { Config } from './config.ts';
 import type { Envelope } from './crypto/envelope.ts';
 import type { Database } from './db/database.ts';
 import type { IdempotencyService } from './idempotency/service.ts';
+import type { Metrics } from './metrics.ts';
 import type { IssuerPolicy } from './oauth/issuer.ts';
 import type { RefreshFlights } from './oauth/refresh.ts';
 import type { OAuthStateRepository } from './oauth/state-repository.ts';
@@ -22,6 +23,8 @@ export interface AppDeps {
   apps: AppRegistry;
   limiter: SlidingWindowLimiter;
   idempotency: IdempotencyService;
+  /** Prometheus metrics: the tool-call core reports each call (recordCall), OAuth each refresh. */
+  metrics: Metrics;
   /** In-flight OAuth refreshes of this server, one per grant (oauth/refresh.ts). */
   refreshes: RefreshFlights;
   /** OAuth state rows: create, find, claim (the single-use rule). */

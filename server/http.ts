@@ -7,6 +7,7 @@ import { jsonDepth, MAX_JSON_DEPTH, readJsonBody } from './body.ts';
 import { createContextInner } from './context.ts';
 import type { AppDeps } from './deps.ts';
 import { DOCS_ASSETS_PATH, DOCS_HEADERS, DOCS_PAGE, DOCS_PATH, docsAsset } from './docs.ts';
+import { requestLogFields } from './logger.ts';
 import { createMcpRoute, MCP_PATH } from './mcp/http.ts';
 import type { Metrics } from './metrics.ts';
 import { handleOAuthCallback } from './oauth/callback.ts';
@@ -81,9 +82,11 @@ export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
           requestId,
           headers: req.headers,
           remoteAddress: req.socket.remoteAddress,
+          logFields: requestLogFields(res),
         }),
       onError: ({ error, path }) => {
         const problem = problemBody(error, config.maxBodyBytes);
+        requestLogFields(res).error = problem.error;
         // A caller's mistake is routine: one info line, no stack. Only our own failures are errors.
         if (problem.error === 'internal_error') logger.error({ err: error, requestId, path }, 'trpc failure');
         else logger.info({ requestId, path, error: problem.error }, 'trpc call refused');
@@ -294,7 +297,14 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
         const seconds = (performance.now() - started) / 1000;
         metrics.observe(route, method, res.statusCode, seconds);
         logger.info(
-          { requestId, method, path: target.path, status: res.statusCode, ms: Math.round(seconds * 1000) },
+          {
+            requestId,
+            method,
+            path: target.path,
+            status: res.statusCode,
+            ms: Math.round(seconds * 1000),
+            ...requestLogFields(res),
+          },
           'request',
         );
       });

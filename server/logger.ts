@@ -1,4 +1,5 @@
 import { type DestinationStream, type Logger, pino } from 'pino';
+import type { ErrorCode } from '../shared/errors.ts';
 
 /**
  * Secrets never reach a log line: these paths are censored wherever they appear, and request
@@ -48,4 +49,34 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     },
     destination,
   );
+}
+
+/**
+ * What the one `request` log line of a request says beyond method, path, status and time. Whoever
+ * handles the request fills it in (the answer's contract code, the authenticated key and client,
+ * the tool call's target and upstream), so one line tells what happened. Ids only, never a secret.
+ */
+export interface RequestLogFields {
+  /** The contract error code answered, when the answer is an error. */
+  error?: ErrorCode;
+  keyId?: string | null;
+  clientId?: string;
+  toolId?: string;
+  appId?: string;
+  upstreamStatus?: number;
+  upstreamMs?: number;
+  /** Why the upstream was unreachable (ECONNREFUSED, ENOTFOUND, ETIMEDOUT, CERT_HAS_EXPIRED…). */
+  cause?: string;
+}
+
+const requestFields = new WeakMap<object, RequestLogFields>();
+
+/** The log fields of the request this response answers (one object per response, made on first use). */
+export function requestLogFields(res: object): RequestLogFields {
+  let fields = requestFields.get(res);
+  if (!fields) {
+    fields = {};
+    requestFields.set(res, fields);
+  }
+  return fields;
 }

@@ -1,6 +1,35 @@
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import type { ErrorCode } from '../shared/errors.ts';
 
-/** Per-server registry (not prom-client's global one), so several servers can share a process. */
+/**
+ * Prometheus metrics of one server (its own registry, not prom-client's global one, so several
+ * servers can share a process). Labels are bounded: route templates, methods, statuses, contract
+ * error codes, and app and tool ids of registered apps only; never a user id, key or client id.
+ */
+
+/** What one tool call did, reported once by the tool-call core whatever surface carried it. */
+export interface CallReport {
+  /** The app and tool the call resolved to; absent when it named none that exists. */
+  appId?: string | undefined;
+  /** The tool's name within its app (the part after `:::`). */
+  tool?: string | undefined;
+  /** `ok`, or the contract error code the call answered. */
+  outcome: 'ok' | ErrorCode;
+  /** The upstream's HTTP status, when it answered. */
+  upstreamStatus?: number | undefined;
+  /** Time spent waiting for the upstream, when it was called. */
+  upstreamMs?: number | undefined;
+  /** Why the upstream was unreachable: a system error code (ECONNREFUSED, ENOTFOUND, …). */
+  cause?: string | undefined;
+  /** true when the answer was a stored one (idempotency replay): no upstream call was made. */
+  replayed?: boolean | undefined;
+}
+
+export type RefreshOutcome = 'ok' | 'reauth_required' | 'failed';
+
+/** Label value for calls that named no registered tool: keeps unknown ids out of the label set. */
+const NONE = '-';
+
 export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'toolgate_' });
@@ -17,11 +46,54 @@ export function createMetrics() {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [registry],
   });
+  const calls = new Counter({
+    name: 'toolgate_tool_calls_total',
+    help: 'Tool calls (/proxyV2 and MCP tools/call) by app, tool and outcome (ok or the contract error code)',
+    labelNames: ['app', 'tool', 'outcome'] as const,
+    registers: [registry],
+  });
+  const upstream = new Histogram({
+    name: 'toolgate_upstream_duration_seconds',
+    help: 'Time waiting for the upstream per tool call, by app and tool',
+    labelNames: ['app', 'tool'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [registry],
+  });
+  const refreshes = new Counter({
+    name: 'toolgate_oauth_refreshes_total',
+    help: 'End-user token refreshes by app and outcome (ok, reauth_required, failed)',
+    labelNames: ['app', 'outcome'] as const,
+    registers: [registry],
+  });
+  const replays = new Counter({
+    name: 'toolgate_idempotency_replays_total',
+    help: 'Tool calls answered with the stored answer of an earlier request (X-Service-Idempotent-Replayed)',
+    labelNames: ['app'] as const,
+    registers: [registry],
+  });
+  const rateLimited = new Counter({
+    name: 'toolgate_rate_limited_total',
+    help: 'Tool calls refused by the per-key rate limit (429 rate_limited)',
+    registers: [registry],
+  });
+
   return {
     registry,
     observe(route: string, method: string, status: number, seconds: number): void {
       requests.inc({ route, method, status: String(status) });
       duration.observe({ route }, seconds);
+    },
+    /** One tool call, whatever its outcome. */
+    recordCall(report: CallReport): void {
+      const app = report.appId ?? NONE;
+      const tool = report.appId && report.tool ? report.tool : NONE;
+      calls.inc({ app, tool, outcome: report.outcome });
+      if (report.upstreamMs !== undefined) upstream.observe({ app, tool }, report.upstreamMs / 1000);
+      if (report.replayed) replays.inc({ app });
+      if (report.outcome === 'rate_limited') rateLimited.inc();
+    },
+    recordRefresh(appId: string, outcome: RefreshOutcome): void {
+      refreshes.inc({ app: appId, outcome });
     },
   };
 }

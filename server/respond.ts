@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { type ErrorBody, statusOf } from '../shared/errors.ts';
+import { requestLogFields } from './logger.ts';
 
 /** Writes a JSON answer with its length. */
 export function sendJson(
@@ -19,5 +20,6 @@ export function sendJson(
 
 /** Writes a contract error body with the status of its code. */
 export function sendError(res: ServerResponse, body: ErrorBody, headers: Record<string, string> = {}): void {
+  requestLogFields(res).error = body.error;
   sendJson(res, statusOf(body.error), body, headers);
 }

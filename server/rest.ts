@@ -5,6 +5,7 @@ import { apiError, type ErrorBody } from '../shared/errors.ts';
 import { type BodyFailure, readJsonBody } from './body.ts';
 import { createContextInner } from './context.ts';
 import type { AppDeps } from './deps.ts';
+import { requestLogFields } from './logger.ts';
 import { ApiProblem } from './problem.ts';
 import { sendError, sendJson } from './respond.ts';
 import type { RouteEntry } from './route-table.ts';
@@ -108,6 +109,7 @@ async function handleProcedure(
     headers: req.headers,
     startedAt: request.startedAt,
     remoteAddress: req.socket.remoteAddress,
+    logFields: requestLogFields(res),
   });
   const caller = options.createCaller(ctx) as Record<string, unknown>;
   const call = route.procedurePath

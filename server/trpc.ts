@@ -94,6 +94,7 @@ async function authenticateKey(ctx: Context): Promise<Principal> {
       apiError('invalid_api_key', 'The API key is missing, malformed, unknown or revoked.'),
     );
   }
+  ctx.logFields.keyId = outcome.value.keyId;
   return outcome.value;
 }
 
@@ -105,6 +106,7 @@ async function authenticateKey(ctx: Context): Promise<Principal> {
 export async function authenticateAgent(ctx: Context): Promise<{ principal: Principal; clientId: string }> {
   const principal = await authenticateKey(ctx);
   const clientId = headerValue(ctx.headers, HEADER.clientId);
+  if (principal.clientId) ctx.logFields.clientId = principal.clientId;
   if (!clientId || clientId !== principal.clientId) {
     throw new ApiProblem(
       apiError(

@@ -3,7 +3,7 @@ import { refreshRejected, type SeenSecrets, userAccess } from '../oauth/access.t
 import { isOAuthApp } from '../oauth/provider.ts';
 import { bearer, serviceCredentials } from './credentials.ts';
 import type { ResolvedTool } from './resolve.ts';
-import { type RunLimits, type RunOutcome, runTool } from './run-tool.ts';
+import { type RunLimits, type RunOutcome, runTool, type UpstreamReport } from './run-tool.ts';
 
 export interface CallIdentity {
   clientId: string;
@@ -27,6 +27,7 @@ export async function authorizeAndRun(
   parameters: Record<string, unknown>,
   startedAt: number,
   seen: SeenSecrets,
+  report?: UpstreamReport,
 ): Promise<RunOutcome> {
   const { app } = resolved;
   const limits: RunLimits = {
@@ -40,7 +41,7 @@ export async function authorizeAndRun(
       ...Object.values(credentials.query ?? {}),
     ])
       seen.add(value);
-    return runTool(resolved, parameters, credentials, startedAt, limits, seen);
+    return runTool(resolved, parameters, credentials, startedAt, limits, seen, report);
   }
 
   const key = { clientId: identity.clientId, userId: identity.userId as string, appId: app.appId };
@@ -48,10 +49,10 @@ export async function authorizeAndRun(
   const access = await userAccess(deps, app, key, scopes, seen);
   if (!access.ok) return access;
   const { accessToken } = access.value;
-  const first = await runTool(resolved, parameters, bearer(accessToken), startedAt, limits, seen);
+  const first = await runTool(resolved, parameters, bearer(accessToken), startedAt, limits, seen, report);
   // A token refreshed for this very call is not refreshed again: the 401 stands.
   if (access.value.refreshed || !tokenRefused(first)) return first;
   const retried = await refreshRejected(deps, app, key, accessToken, scopes, seen);
   if (!retried.ok) return retried;
-  return runTool(resolved, parameters, bearer(retried.value.accessToken), startedAt, limits, seen);
+  return runTool(resolved, parameters, bearer(retried.value.accessToken), startedAt, limits, seen, report);
 }

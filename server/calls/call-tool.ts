@@ -7,13 +7,15 @@ import type { AppDeps } from '../deps.ts';
 import { requestFingerprint } from '../idempotency/fingerprint.ts';
 import { checkIdempotencyKey } from '../idempotency/key.ts';
 import { scopeOf } from '../idempotency/service.ts';
+import type { RequestLogFields } from '../logger.ts';
+import type { CallReport } from '../metrics.ts';
 import { isOAuthApp } from '../oauth/provider.ts';
 import { err, ok, type Result } from '../result.ts';
 import { authorizeAndRun } from './authorize-and-run.ts';
 import { checkParameters, checkScope, checkUserHeader } from './checks.ts';
 import { Redactor } from './redact.ts';
 import { resolveTool, toolNotFound } from './resolve.ts';
-import type { RunOutcome } from './run-tool.ts';
+import type { RunOutcome, UpstreamReport } from './run-tool.ts';
 
 /**
  * The tool-call core (CONTRACT §2): the one path `/proxyV2` (REST and tRPC) and MCP `tools/call`
@@ -66,6 +68,8 @@ export interface CallRequest {
   /** performance.now() at arrival: meta.duration_ms is the whole call as the server saw it. */
   startedAt: number;
   log: Logger;
+  /** The request's log line: the call fills in its tool, app and upstream (surfaces with one). */
+  logFields?: RequestLogFields;
 }
 
 const failure = (body: ErrorBody, headers: Record<string, string> = {}): CallOutcome =>
@@ -75,6 +79,7 @@ const failure = (body: ErrorBody, headers: Record<string, string> = {}): CallOut
 export function admitCall(deps: AppDeps, caller: Caller): Result<AdmittedCaller, CallFailure> {
   const decision = deps.limiter.take(caller.principal.keyId ?? 'admin', deps.clock.now());
   if (!decision.ok) {
+    deps.metrics.recordCall({ outcome: 'rate_limited' });
     return err({
       body: apiError('rate_limited', 'Too many calls with this API key; retry later.', {
         retry_after: decision.retryAfterSeconds,
@@ -101,9 +106,31 @@ export async function callTool(
   caller: AdmittedCaller,
   request: CallRequest,
 ): Promise<CallOutcome> {
+  const report: CallReport & UpstreamReport & { toolId?: string } = { outcome: 'ok' };
+  const outcome = await runCall(deps, caller, request, report);
+  report.outcome = outcome.ok ? 'ok' : outcome.error.body.error;
+  report.replayed =
+    (outcome.ok ? outcome.value : outcome.error).headers[HEADER.idempotentReplayed] === 'true';
+  deps.metrics.recordCall(report);
+  if (request.logFields) {
+    const { toolId, appId, upstreamStatus, upstreamMs, cause } = report;
+    Object.assign(request.logFields, { toolId, appId, upstreamStatus, upstreamMs, cause });
+  }
+  return outcome;
+}
+
+async function runCall(
+  deps: AppDeps,
+  caller: AdmittedCaller,
+  request: CallRequest,
+  report: CallReport & UpstreamReport & { toolId?: string },
+): Promise<CallOutcome> {
   const resolved = await resolveTool(deps.apps, request.toolId, request.appId);
   if (!resolved.ok) return failure(resolved.error);
   const target = resolved.value;
+  report.toolId = target.toolId;
+  report.appId = target.app.appId;
+  report.tool = target.toolId.slice(target.app.appId.length + 3);
   if (request.apps && !request.apps.has(target.app.appId)) return failure(toolNotFound(target.toolId));
   const denied =
     checkScope(caller.principal, target) ??
@@ -124,6 +151,7 @@ export async function callTool(
         parameters,
         request.startedAt,
         seen,
+        report,
       ),
       new Redactor(seen),
     );

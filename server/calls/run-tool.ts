@@ -9,6 +9,13 @@ import { callUpstream, toData } from './upstream.ts';
 
 export type RunOutcome = Result<ProxySuccess, ErrorBody>;
 
+/** What the upstream did on this call, for the call report (metrics and the request log line). */
+export interface UpstreamReport {
+  upstreamStatus?: number;
+  upstreamMs?: number;
+  cause?: string;
+}
+
 export interface RunLimits {
   timeoutMs: number;
   maxBodyBytes: number;
@@ -25,6 +32,7 @@ export async function runTool(
   startedAt: number,
   limits: RunLimits,
   seen: SeenSecrets,
+  report: UpstreamReport = {},
 ): Promise<RunOutcome> {
   const { app, tool, toolId } = resolved;
   const built = tool.buildRequest(app.baseUrl, parameters, { credentials });
@@ -36,7 +44,11 @@ export async function runTool(
       }),
     );
   }
+  const calledAt = performance.now();
   const outcome = await callUpstream(built, limits.timeoutMs, limits.maxBodyBytes);
+  report.upstreamMs = Math.round((performance.now() - calledAt) * 10) / 10;
+  if ('status' in outcome) report.upstreamStatus = outcome.status;
+  if (!outcome.ok && outcome.error === 'upstream_unreachable') report.cause = outcome.cause;
   if (!outcome.ok) {
     switch (outcome.error) {
       case 'upstream_error':

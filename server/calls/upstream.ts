@@ -7,7 +7,8 @@ export type UpstreamOutcome =
   | { ok: true; status: number; contentType: string | null; body: Buffer }
   | { ok: false; error: 'upstream_error'; status: number; body: string }
   | { ok: false; error: 'upstream_too_large'; limit: number }
-  | { ok: false; error: 'upstream_unreachable' }
+  /** `cause`: ECONNREFUSED, ENOTFOUND, … for the log (the answer's body stays the contract's). */
+  | { ok: false; error: 'upstream_unreachable'; cause: string }
   | { ok: false; error: 'upstream_timeout' };
 
 const MAX_REDIRECTS = 5;
@@ -75,9 +76,9 @@ export async function callUpstream(
       // Only the first 64 KiB of an error body is ever shown: stop reading there.
       return { ok: false, error: 'upstream_error', status, body: excerpt(await readPrefix(response.body)) };
     }
-  } catch {
+  } catch (error) {
     if (abort.signal.aborted) return { ok: false, error: 'upstream_timeout' };
-    return { ok: false, error: 'upstream_unreachable' };
+    return { ok: false, error: 'upstream_unreachable', cause: causeOf(error) };
   } finally {
     clearTimeout(timer);
   }
@@ -141,6 +142,17 @@ function withoutBodyHeaders(headers: UpstreamRequest['headers']): UpstreamReques
   return Object.fromEntries(
     Object.entries(headers).filter(([name]) => !/^content-(type|length|encoding)$/i.test(name)),
   ) as UpstreamRequest['headers'];
+}
+
+/** The system or TLS error code behind a failed connection (undici nests it as `cause`). */
+function causeOf(error: unknown): string {
+  type Failure = { code?: unknown; cause?: unknown; name?: unknown } | undefined;
+  let e = error as Failure;
+  for (let depth = 0; e && depth < 4; depth++, e = e.cause as Failure) {
+    if (typeof e.code === 'string' && !e.code.startsWith('UND_ERR_')) return e.code;
+  }
+  const { code, name } = (error ?? {}) as { code?: unknown; name?: unknown };
+  return typeof code === 'string' ? code : typeof name === 'string' ? name : 'unknown';
 }
 
 function safeUrl(location: string, base: URL): URL | null {

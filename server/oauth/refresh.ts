@@ -167,6 +167,8 @@ async function lockedRefresh(
       );
       if (!answer.ok) {
         const { failure } = answer;
+        const reauth = failure.kind === 'oauth_error' && REAUTH_ERRORS.has(failure.error);
+        deps.metrics.recordRefresh(key.appId, reauth ? 'reauth_required' : 'failed');
         deps.logger.warn(
           {
             appId: key.appId,
@@ -193,6 +195,7 @@ async function lockedRefresh(
         }
       }
 
+      deps.metrics.recordRefresh(key.appId, 'ok');
       const fresh = answer.value;
       const receivedAt = deps.clock.now();
       const scopes = fresh.scope === undefined ? row.scopes : parseScope(fresh.scope, []);

@@ -58,6 +58,7 @@ export const proxyProcedure = limitedProcedure
       earlierIssues: ctx.protoParameter ? [PROTO_ISSUE] : [],
       startedAt: ctx.startedAt,
       log: ctx.log,
+      logFields: ctx.logFields,
     });
     if (!outcome.ok) throw new ApiProblem(outcome.error.body, outcome.error.headers);
     Object.assign(ctx.response.headers, outcome.value.headers);
