@@ -46,7 +46,10 @@ describe('bad input never answers 500', () => {
   describe('JSON nesting (CONTRACT §6: at most 128 levels)', () => {
     it('refuses a body nested deeper than 128 levels with 400, with or without an idempotency key', async () => {
       for (const levels of [129, 3_000, 5_000, 100_000]) {
-        for (const headers of [{}, { 'x-service-idempotency-key': `deep-${levels}` }]) {
+        for (const headers of [{}, { 'x-service-idempotency-key': `deep-${levels}` }] as Record<
+          string,
+          string
+        >[]) {
           const reply = await call(server.url, 'POST', '/proxyV2', {
             ...asAgent(headers),
             raw: nestedParameters(levels),

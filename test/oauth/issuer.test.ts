@@ -44,7 +44,7 @@ describe('iss in the authorization response (RFC 9207)', () => {
     it('shows the issuer back with the app', async () => {
       const app = await fetch(`${h.server.url}/admin/apps/demo`, {
         headers: { authorization: `Bearer ${h.server.adminKey}` },
-      }).then((r) => r.json());
+      }).then((r) => r.json() as Promise<{ auth: { issuer?: string } }>);
       expect(app.auth.issuer).toBe(h.provider.issuer);
     });
 
