@@ -82,6 +82,8 @@ export function mergedParameters(document: unknown, entry: OperationEntry): Loca
         value.name === '' ||
         typeof value.in !== 'string'
       ) {
+        // An optional parameter without a name can't be sent: real documents have such leftovers.
+        if (isObject(value) && value.required !== true && value.in !== 'path') continue;
         throw new Unservable(`parameter ${index + 1} has no name or no location`);
       }
       // Header names are case-insensitive; the others are not.

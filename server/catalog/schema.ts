@@ -314,7 +314,8 @@ export class SchemaConverter {
         else delete out.required;
       }
     }
-    return this.version === '3.0' ? fix30(schema, out) : out;
+    // Boolean exclusive bounds (draft 4, which many 3.1 documents still write) are converted too.
+    return this.version === '3.0' ? fix30(schema, out) : fixExclusiveBounds(out);
   }
 
   /** Whether a property schema (or the definition it references) is read-only. */
@@ -353,7 +354,7 @@ function cleanType(value: unknown): unknown {
 }
 
 /** The 3.0 keyword rewrites that need the original schema beside its converted copy. */
-function fix30(original: JsonObject, out: JsonObject): JsonSchema {
+function fixExclusiveBounds(out: JsonObject): JsonObject {
   for (const [exclusive, bound] of [
     ['exclusiveMinimum', 'minimum'],
     ['exclusiveMaximum', 'maximum'],
@@ -366,6 +367,11 @@ function fix30(original: JsonObject, out: JsonObject): JsonSchema {
       delete out[exclusive];
     }
   }
+  return out;
+}
+
+function fix30(original: JsonObject, out: JsonObject): JsonSchema {
+  fixExclusiveBounds(out);
   if (original.nullable !== true) return out;
   if (typeof out.type === 'string') {
     out.type = [out.type, 'null'];

@@ -286,8 +286,7 @@ function checkTemplate(path: string): void {
   if (open) throw new Unservable(`its path "${path}" has unbalanced braces`);
   const names = templateNames(path);
   if (names.includes('')) throw new Unservable(`its path "${path}" has an empty {} expression`);
-  const repeated = names.find((n, i) => names.indexOf(n) !== i);
-  if (repeated !== undefined) throw new Unservable(`its path "${path}" uses {${repeated}} twice`);
+  // A name used twice (OpenAPI forbids it, real documents do it) takes the same value in both places.
 }
 
 function checkParameter(parameter: JsonObject): void {

@@ -5,7 +5,7 @@ import { stringify as toYaml } from 'yaml';
 import { compileDocument } from '../../server/catalog/catalog.ts';
 import { documentServerUrl } from '../../server/catalog/document.ts';
 import { createUpstreamOpenApi, createUpstreamOpenApi30 } from '../support/upstream-openapi.ts';
-import { compiled, doc, okResponse, oneOperation, refused } from './helpers.ts';
+import { compiled, compiledTool, doc, okResponse, oneOperation, refused } from './helpers.ts';
 
 const BASE = 'http://127.0.0.1:9/v1';
 
@@ -69,6 +69,66 @@ describe('compileDocument: documents that register', () => {
       properties: { id: { type: 'string' } },
       required: ['id'],
     });
+  });
+});
+
+describe('compileDocument: what the corpus found in real documents', () => {
+  it('drops an optional parameter without a name (Notion), but skips an operation whose required one has none', async () => {
+    const app = await compiled(
+      doc({
+        '/pages/{id}': {
+          get: {
+            operationId: 'retrieveAPage',
+            parameters: [
+              { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
+              { name: 'Notion-Version', in: 'header', schema: { type: 'string' } },
+              { name: '', in: 'header', schema: { type: 'string' } },
+            ],
+            responses: okResponse,
+          },
+        },
+        '/b': {
+          get: {
+            operationId: 'b',
+            parameters: [{ in: 'query', required: true, schema: {} }],
+            responses: okResponse,
+          },
+        },
+      }),
+    );
+    expect(Object.keys(app.tools.get('retrieveAPage')?.tool.parametersSchema.properties as object)).toEqual([
+      'id',
+      'Notion-Version',
+    ]);
+    expect(app.skipped).toEqual([
+      { method: 'GET', path: '/b', operationId: 'b', reason: 'Parameter 1 has no name or no location.' },
+    ]);
+  });
+
+  it('fills a path expression used twice with the one value (APIs.guru)', async () => {
+    const tool = await compiledTool(
+      oneOperation('/locations/{location}/items/{location}', 'get', {
+        parameters: [{ name: 'location', in: 'path', required: true, schema: { type: 'string' } }],
+      }),
+    );
+    const built = tool.buildRequest('https://api.example.test', { location: 'eu' });
+    expect(built.ok && built.url.href).toBe('https://api.example.test/locations/eu/items/eu');
+  });
+
+  it('reads boolean exclusive bounds in a 3.1 document as draft 4 meant them (@readme/oas-examples)', async () => {
+    const tool = await compiledTool(
+      oneOperation('/x', 'get', {
+        parameters: [
+          { name: 'n', in: 'query', schema: { type: 'integer', maximum: 10, exclusiveMaximum: true } },
+          { name: 'm', in: 'query', schema: { type: 'integer', minimum: 1, exclusiveMinimum: false } },
+        ],
+      }),
+    );
+    expect(tool.tool.parametersSchema.properties).toEqual({
+      n: { type: 'integer', exclusiveMaximum: 10 },
+      m: { type: 'integer', minimum: 1 },
+    });
+    expect(tool.validate({ n: 10 })).toEqual([{ path: '/n', message: 'Must be less than 10.' }]);
   });
 });
 
