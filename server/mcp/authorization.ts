@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   inputRequired,
+  inputResponse,
   type RequestStateCodec,
   type ServerContext,
   UrlElicitationRequiredError,
@@ -16,12 +17,16 @@ import type { McpCall } from './context.ts';
 import { type AuthorizationState, newCallNonce } from './request-state.ts';
 import { errorResult, type ToolResult } from './results.ts';
 
+/** The key of the one input request of an authorization round. */
+const AUTHORIZE = 'authorize';
+
 /**
  * A call that needs the user's grant (CONTRACT §9, "Authorization inside MCP"): the server starts
  * the OAuth flow for (client, user, app) itself, with no client redirect URI, and hands the
  * provider's URL to the client the way the client can take it:
  * - 2026-07-28 with `elicitation.url`: an input-required result holding one URL elicitation and a
- *   signed `requestState`; the retry carries the state back and runs the tool once;
+ *   signed `requestState`; the retry carries the state back and runs the tool once (a retry whose
+ *   answer declined or cancelled the elicitation gets the tool error below instead of a new prompt);
  * - 2025 era with `elicitation.url` (declared at initialize): the -32042 URL-elicitation error;
  * - any other client: a tool error whose body adds `authorization_url`.
  */
@@ -47,10 +52,13 @@ export async function authorizationAnswer(
     const capabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY] as
       | { elicitation?: { url?: unknown } }
       | undefined;
-    if (capabilities?.elicitation?.url !== undefined) {
+    // The user said no (or closed the prompt): asking again would loop; the model gets the link instead.
+    const answer = inputResponse(ctx.mcpReq.inputResponses, AUTHORIZE);
+    const refused = answer.kind === 'elicit' && answer.action !== 'accept';
+    if (capabilities?.elicitation?.url !== undefined && !refused) {
       const state: AuthorizationState = { t: entry.toolId, n: previous?.n ?? newCallNonce() };
       return inputRequired({
-        inputRequests: { authorize: inputRequired.elicitUrl({ url: flow.authorizationUrl, message }) },
+        inputRequests: { [AUTHORIZE]: inputRequired.elicitUrl({ url: flow.authorizationUrl, message }) },
         requestState: await codec.mint(state, ctx),
       });
     }

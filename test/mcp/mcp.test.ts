@@ -420,7 +420,7 @@ describeBackends('MCP', (backend) => {
       for (const secret of harness.provider.secrets()) expect(page?.page.html).not.toContain(secret);
     });
 
-    it('v2: a declined consent leaves the tool unrun and answers a fresh input-required', async () => {
+    it('v2: a declined consent leaves the tool unrun and answers the tool error with authorization_url', async () => {
       const userId = 'declining-user';
       const before = upstreamHits(harness, '/me');
       let asked = 0;
@@ -432,11 +432,17 @@ describeBackends('MCP', (backend) => {
         },
       });
       try {
-        await expect(client.callTool({ name: 'demo__getMe', arguments: {} })).rejects.toThrow();
+        const result = await client.callTool({ name: 'demo__getMe', arguments: {} });
+        expect(result.isError).toBe(true);
+        expect(result.structuredContent).toMatchObject({
+          error: 'auth_required',
+          app_id: 'demo',
+          authorization_url: expect.stringContaining(harness.provider.authorizationUrl),
+        });
       } finally {
         await close();
       }
-      expect(asked).toBeGreaterThan(1);
+      expect(asked).toBe(1);
       expect(upstreamHits(harness, '/me')).toBe(before);
     });
 
