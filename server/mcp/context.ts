@@ -8,7 +8,7 @@ export interface McpCall {
   userId: string | undefined;
   /** The `apps` query filter; all the key's apps when absent. */
   apps: ReadonlySet<string> | undefined;
-  /** Tool-call request ids whose arguments carry an own `__proto__` (dropped by parsers, reported by us). */
+  /** The tools/call arguments carry an own `__proto__` (parsers drop it; the contract reports it). */
   protoArguments: boolean;
   startedAt: number;
   log: Logger;
