@@ -44,7 +44,7 @@ export const JSON_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema
  * than this many times the whole document. Real documents stay far below both (measured on the
  * APIs.guru collection, GitHub, Stripe and Kubernetes: see BENCHMARKS.md); tools never expand them.
  */
-export const EXPANSION_FLOOR = 10_000;
+export const EXPANSION_FLOOR = 2_000;
 export const EXPANSION_RATIO = 20;
 
 export interface DeriveOptions {

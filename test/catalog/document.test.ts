@@ -72,6 +72,81 @@ describe('compileDocument: documents that register', () => {
   });
 });
 
+describe('compileDocument: $ref bombs', () => {
+  const bomb = (levels: number, base: unknown, twice: (ref: unknown) => unknown) => {
+    const schemas: Record<string, unknown> = { S0: base };
+    for (let level = 1; level < levels; level += 1)
+      schemas[`S${level}`] = twice({ $ref: `#/components/schemas/S${level - 1}` });
+    return oneOperation(
+      '/b',
+      'post',
+      {
+        requestBody: {
+          content: { 'application/json': { schema: { $ref: `#/components/schemas/S${levels - 1}` } } },
+        },
+      },
+      { components: { schemas } },
+    );
+  };
+  const properties = (ref: unknown) => ({ type: 'object', properties: { a: ref, b: ref } });
+  const allOf = (ref: unknown) => ({ allOf: [ref, ref] });
+
+  it.each([
+    ['12 schemas in properties, a one-node base', bomb(12, { type: 'string' }, properties)],
+    ['12 schemas in allOf', bomb(12, { type: 'string' }, allOf)],
+    ['40 schemas', bomb(40, { type: 'string' }, properties)],
+  ])('refuses %s at once, without expanding it', async (_label, document) => {
+    const started = performance.now();
+    expect(await refused(document)).toEqual([
+      { path: '/openapi/paths/~1b/post', message: expect.stringMatching(/\$ref bomb/) },
+    ]);
+    expect(performance.now() - started).toBeLessThan(5_000);
+  });
+
+  it('accepts recursive schemas and a schema shared many times by one request', async () => {
+    const shared = {
+      Address: { type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } },
+      Node: {
+        type: 'object',
+        properties: {
+          next: { $ref: '#/components/schemas/Node' },
+          other: { $ref: '#/components/schemas/Node' },
+        },
+      },
+    };
+    const address = { $ref: '#/components/schemas/Address' };
+    const app = await compiled(
+      oneOperation(
+        '/o',
+        'post',
+        {
+          requestBody: {
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  properties: {
+                    billing: address,
+                    shipping: address,
+                    returns: address,
+                    tree: { $ref: '#/components/schemas/Node' },
+                  },
+                },
+              },
+            },
+          },
+        },
+        { components: { schemas: shared } },
+      ),
+    );
+    expect(app.skipped).toEqual([]);
+    expect(Object.keys(app.tools.get('op')?.tool.parametersSchema.$defs as object)).toEqual([
+      'Address',
+      'Node',
+    ]);
+  });
+});
+
 describe('compileDocument: what the corpus found in real documents', () => {
   it('drops an optional parameter without a name (Notion), but skips an operation whose required one has none', async () => {
     const app = await compiled(
