@@ -15,7 +15,7 @@ import { idempotencySettings } from './idempotency/settings.ts';
 import { createLogger } from './logger.ts';
 import { createMetrics } from './metrics.ts';
 import { IssuerPolicy } from './oauth/issuer.ts';
-import { createRefreshFlights } from './oauth/refresh.ts';
+import { createRefreshFlights } from './oauth/refresh-flights.ts';
 import { OAuthStateRepository } from './oauth/state-repository.ts';
 
 export interface App {

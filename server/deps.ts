@@ -9,7 +9,7 @@ import type { Database } from './db/database.ts';
 import type { IdempotencyService } from './idempotency/service.ts';
 import type { Metrics } from './metrics.ts';
 import type { IssuerPolicy } from './oauth/issuer.ts';
-import type { RefreshFlights } from './oauth/refresh.ts';
+import type { RefreshFlights } from './oauth/refresh-flights.ts';
 import type { OAuthStateRepository } from './oauth/state-repository.ts';
 
 /** What lives as long as the server: built once in app.ts, shared by every request. */

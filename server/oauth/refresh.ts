@@ -1,6 +1,5 @@
 import * as oidc from 'openid-client';
 import type { AppDeps } from '../deps.ts';
-import { SingleFlight } from '../single-flight.ts';
 import {
   expiresSoon,
   expiryFrom,
@@ -14,26 +13,12 @@ import {
   saveRefreshedTokensIf,
 } from './grants.ts';
 import { callProvider, type OAuthApp, parseScope } from './provider.ts';
+import type { RefreshOutcome } from './refresh-flights.ts';
 
-export type RefreshOutcome =
-  | { ok: true; accessToken: string; scopes: string[] }
-  /** The grant is gone (deleted meanwhile). */
-  | { ok: false; error: 'auth_required' }
-  /** The grant can't be refreshed any more; it is marked so. */
-  | { ok: false; error: 'reauth_required' }
-  /** The token endpoint answered something other than tokens (status and body are its own). */
-  | { ok: false; error: 'upstream_error'; status: number; body: string }
-  | { ok: false; error: 'upstream_unreachable' | 'upstream_timeout' };
+export type { RefreshOutcome } from './refresh-flights.ts';
 
 /** RFC 6749 §5.2 codes that say the grant (or our client) is no good: only a new authorization helps. */
 const REAUTH_ERRORS = new Set(['invalid_grant', 'invalid_client', 'unauthorized_client']);
-
-/** In-flight refreshes of one server, keyed by grant: built in app.ts, held in AppDeps. */
-export type RefreshFlights = SingleFlight<string, RefreshOutcome>;
-
-export function createRefreshFlights(): RefreshFlights {
-  return new SingleFlight<string, RefreshOutcome>();
-}
 
 /**
  * Refreshes a grant whose access token `seen` is about to expire or was refused by the upstream,
