@@ -22,6 +22,8 @@
  *   --profile          [BENCH_PROFILE=1]    afterwards, load toolgate (PGlite) under `node --cpu-prof`
  *                                           and summarize where its CPU goes
  *   --profile-only                          only the profile run (with the upstream)
+ *   --startups=5       [BENCH_STARTUPS]     start-up section: starts measured per case (0 skips it)
+ *   --startup-only                          only the start-up section (scripts/bench/startup.ts)
  *
  * Everything listens on 127.0.0.1; every step has a time limit; every child is stopped at the end.
  */
@@ -36,6 +38,7 @@ import autocannon, { type Instance } from 'autocannon';
 import pg from 'pg';
 import { EXPECTED_BODY, ITEM_ID, ITEM_PATH, OPERATION_ID, upstreamOpenApi } from './bench/fixture.ts';
 import { formatSummary, readProfile, summarizeProfile } from './bench/profile-summary.ts';
+import { measureStartup, startupTable } from './bench/startup.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const TSX = import.meta.resolve('tsx');
@@ -58,6 +61,8 @@ interface Options {
   rounds: number;
   profile: boolean;
   profileOnly: boolean;
+  startups: number;
+  startupOnly: boolean;
 }
 
 function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
@@ -77,6 +82,8 @@ function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
     'rounds',
     'profile',
     'profile-only',
+    'startups',
+    'startup-only',
   ];
   for (const name of args.keys()) if (!known.includes(name)) throw new Error(`unknown option --${name}`);
   const num = (name: string, envName: string, fallback: number, min: number, max: number) => {
@@ -100,6 +107,8 @@ function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
     rounds: Math.round(num('rounds', 'BENCH_ROUNDS', 1, 1, 20)),
     profile: profileOnly || args.has('profile') || env.BENCH_PROFILE === '1',
     profileOnly,
+    startups: Math.round(num('startups', 'BENCH_STARTUPS', 5, 0, 50)),
+    startupOnly: args.has('startup-only'),
   };
 }
 
@@ -871,6 +880,11 @@ async function main(): Promise<number> {
   process.once('SIGINT', () => abort('SIGINT', 130));
   process.once('SIGTERM', () => abort('SIGTERM', 143));
 
+  if (options.startups > 0 && !options.profileOnly) {
+    const figures = await measureStartup(ROOT, { postgres: options.postgres, starts: options.startups, log });
+    process.stdout.write(`\n${startupTable(figures)}\n`);
+    if (options.startupOnly) return 0;
+  }
   const upstream = await startHelper('upstream.ts', []);
   let ok = true;
   try {

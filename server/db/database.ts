@@ -3,10 +3,7 @@
 // dialect, no server) through pglite-prisma-adapter.
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { PrismaPg } from '@prisma/adapter-pg';
-import pg from 'pg';
-import { PrismaPGlite } from 'pglite-prisma-adapter';
+import type { PGlite } from '@electric-sql/pglite';
 import { PrismaClient } from './generated/client.ts';
 import { applyMigrations, type MigrationSession } from './migrate.ts';
 import { lockPgliteDir } from './pglite-lock.mjs';
@@ -55,7 +52,10 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
   );
 }
 
-/** Opens the database, applies pending migrations, and returns the Prisma client over it. */
+/**
+ * Opens the database, applies pending migrations, and returns the Prisma client over it. Each
+ * driver is loaded only when chosen: start-up does not pay for the one it does not use.
+ */
 export async function openDatabase(url: string): Promise<Database> {
   const target = parseDatabaseUrl(url);
   return target.kind === 'pglite' ? openPglite(target.dataDir) : openPostgres(target.url);
@@ -67,6 +67,10 @@ async function openPglite(dataDir: string | undefined): Promise<Database> {
     mkdirSync(dataDir, { recursive: true });
     release = await lockPgliteDir(dataDir, { waitMs: PGLITE_LOCK_WAIT_MS });
   }
+  const [{ PGlite }, { PrismaPGlite }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('pglite-prisma-adapter'),
+  ]);
   let db: PGlite;
   try {
     db = await PGlite.create(dataDir ?? 'memory://');
@@ -106,6 +110,7 @@ function pgliteOpenError(dataDir: string | undefined, cause: unknown): Error {
 }
 
 async function openPostgres(url: string): Promise<Database> {
+  const [{ default: pg }, { PrismaPg }] = await Promise.all([import('pg'), import('@prisma/adapter-pg')]);
   const pool = new pg.Pool({ connectionString: url });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
