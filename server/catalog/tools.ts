@@ -5,7 +5,7 @@
  */
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import { toolNameFrom, toolNameFromPath } from '../../shared/tool-names.ts';
-import { binaryBodySchema, FORM, isFileSchema, pickContent, withFileProperties } from './media.ts';
+import { binaryBodySchema, FORM, pickContent, withFileProperties } from './media.ts';
 import {
   excludedBecause,
   follow,
@@ -413,13 +413,6 @@ function toolBody(
         converted: { schema: { type: 'string' }, refs: new Map(), nodes: 1 },
       };
     case 'binary':
-      // A JSON-ish schema says nothing about bytes; a text schema of a text type is a string.
-      if (picked.contentType.startsWith('text/') && !isFileSchema(resolveSchema(document, schema))) {
-        return {
-          body: { required, kind: 'text', contentType: picked.contentType },
-          converted: { schema: { type: 'string' }, refs: new Map(), nodes: 1 },
-        };
-      }
       return {
         body: { required, kind: 'binary', contentType: picked.contentType },
         converted: { schema: binaryBodySchema(picked.contentType), refs: new Map(), nodes: 1 },
