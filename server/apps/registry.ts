@@ -5,6 +5,7 @@ import { DocumentCompiler } from '../catalog/compiler.ts';
 import type { Clock } from '../clock.ts';
 import type { Envelope } from '../crypto/envelope.ts';
 import type { PrismaClient } from '../db/generated/client.ts';
+import { SingleFlight } from '../single-flight.ts';
 import { appSecretContext, serviceParameter } from './apps.ts';
 
 /** An app as the proxy needs it: compiled tools, effective base URL, auth and its sealed secret. */
@@ -57,7 +58,8 @@ interface AppRow {
  */
 export class AppRegistry {
   readonly #entries = new Map<string, Entry>();
-  readonly #loading = new Map<string, Promise<LoadedApp | null>>();
+  /** One load per app at a time, however many requests ask for it. */
+  readonly #loads = new SingleFlight<string, LoadedApp | null>();
   /** Compiles documents off the event loop, for registrations and for catalogs of an older format. */
   readonly compiler = new DocumentCompiler();
 
@@ -94,7 +96,7 @@ export class AppRegistry {
       const cached = this.#entries.get(row.id)?.app;
       if (cached && cached.updatedAt.getTime() === row.updatedAt.getTime()) {
         (this.#entries.get(row.id) as Entry).checkedAt = now;
-      } else if (!this.#loading.has(row.id)) {
+      } else if (!this.#loads.has(row.id)) {
         stale.push(row.id);
       }
     }
@@ -103,18 +105,12 @@ export class AppRegistry {
     if (stale.length > 0) {
       const full = await this.prisma.app.findMany({ where: { id: { in: stale } }, select: appRow });
       await Promise.all(
-        full.map((row) => {
-          const promise = this.#build(row).then((app) => {
-            this.#entries.set(row.id, { app, checkedAt: now });
-            return app;
-          });
-          this.#track(row.id, promise);
-          return promise;
-        }),
+        full.map((row) => this.#loads.run(row.id, () => this.#remember(row.id, this.#build(row), now))),
       );
     }
+    // Joins a load still in flight (started by another request); otherwise answers the cache.
     const apps = await Promise.all(
-      rows.map((row) => this.#loading.get(row.id) ?? Promise.resolve(this.#entries.get(row.id)?.app ?? null)),
+      rows.map((row) => this.#loads.run(row.id, async () => this.#entries.get(row.id)?.app ?? null)),
     );
     return apps.filter((app): app is LoadedApp => app !== null);
   }
@@ -125,25 +121,21 @@ export class AppRegistry {
   }
 
   #load(appId: string, now: number): Promise<LoadedApp | null> {
-    const running = this.#loading.get(appId);
-    if (running) return running;
-    const promise = this.prisma.app
-      .findUnique({ where: { id: appId }, select: appRow })
-      .then((row) => (row ? this.#build(row) : null))
-      .then((app) => {
-        this.#entries.set(appId, { app, checkedAt: now });
-        return app;
-      });
-    this.#track(appId, promise);
-    return promise;
+    return this.#loads.run(appId, () =>
+      this.#remember(
+        appId,
+        this.prisma.app
+          .findUnique({ where: { id: appId }, select: appRow })
+          .then((row) => (row ? this.#build(row) : null)),
+        now,
+      ),
+    );
   }
 
-  #track(appId: string, promise: Promise<LoadedApp | null>): void {
-    this.#loading.set(appId, promise);
-    const done = () => {
-      if (this.#loading.get(appId) === promise) this.#loading.delete(appId);
-    };
-    promise.then(done, done);
+  async #remember(appId: string, loading: Promise<LoadedApp | null>, now: number): Promise<LoadedApp | null> {
+    const app = await loading;
+    this.#entries.set(appId, { app, checkedAt: now });
+    return app;
   }
 
   /** A row → a loaded app; null (logged) when it can't be served, which never stops the server. */
