@@ -11,8 +11,8 @@
  * numeric ones, `example` → `examples`. Request schemas lose their `readOnly` properties (they are
  * answered, never sent). Keywords that mean nothing to a validator of a request (`xml`,
  * `externalDocs`, `discriminator`) are dropped, as are nested `$id`/`$schema`, which would change how
- * `$defs` references resolve. Obvious mistakes of real documents (`required: true`, `type: "int"`)
- * are dropped rather than failing the operation.
+ * `$defs` references resolve. Obvious mistakes of real documents (`required: true`, `type: "int"`,
+ * `pattern: 0`) are dropped rather than failing the operation.
  */
 import { child, getAt, isObject, refToPointer, setOwn, unescapeToken } from './pointer.ts';
 import type { JsonObject, JsonSchema, OpenApiVersion } from './types.ts';
@@ -55,6 +55,26 @@ const DROPPED = new Set([
   '$dynamicRef',
 ]);
 const JSON_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']);
+/** Keywords whose value must have this type; a document's mistake (`pattern: 0`) drops the keyword. */
+const KEYWORD_TYPES: Record<string, 'string' | 'number' | 'boolean'> = {
+  pattern: 'string',
+  format: 'string',
+  title: 'string',
+  description: 'string',
+  minLength: 'number',
+  maxLength: 'number',
+  minItems: 'number',
+  maxItems: 'number',
+  minProperties: 'number',
+  maxProperties: 'number',
+  minimum: 'number',
+  maximum: 'number',
+  multipleOf: 'number',
+  uniqueItems: 'boolean',
+  readOnly: 'boolean',
+  writeOnly: 'boolean',
+  deprecated: 'boolean',
+};
 /** Siblings of a 3.0 `$ref` kept although the specification says to ignore them: they only annotate. */
 const ANNOTATIONS = new Set(['description', 'title', 'deprecated', 'examples', 'default', '$comment']);
 
@@ -272,6 +292,8 @@ export class SchemaConverter {
     }
     for (const [key, value] of Object.entries(schema)) {
       if (key === '$ref' || DROPPED.has(key)) continue;
+      const expected = KEYWORD_TYPES[key];
+      if (expected !== undefined && typeof value !== expected) continue;
       if (key === 'properties' && isObject(value)) {
         const properties: JsonObject = {};
         for (const [name, sub] of Object.entries(value)) {

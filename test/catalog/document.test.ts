@@ -190,6 +190,17 @@ describe('compileDocument: what the corpus found in real documents', () => {
     expect(built.ok && built.url.href).toBe('https://api.example.test/locations/eu/items/eu');
   });
 
+  it('drops a keyword of the wrong type instead of the operation (api.video’s `pattern: 0`)', async () => {
+    const tool = await compiledTool(
+      oneOperation('/x', 'get', {
+        parameters: [
+          { name: 't', in: 'query', schema: { type: 'string', pattern: 0, maxLength: '8', minLength: 1 } },
+        ],
+      }),
+    );
+    expect(tool.tool.parametersSchema.properties).toEqual({ t: { type: 'string', minLength: 1 } });
+  });
+
   it('reads boolean exclusive bounds in a 3.1 document as draft 4 meant them (@readme/oas-examples)', async () => {
     const tool = await compiledTool(
       oneOperation('/x', 'get', {
