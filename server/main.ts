@@ -20,10 +20,23 @@ function fail(line: string): never {
   process.exit(1);
 }
 
-/** Binds the port first: a port in use fails before the database is opened or migrated. */
+/** What a connection gets while the server is starting: the answer of /readyz when not ready. */
+const STARTING =
+  'HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: 12\r\n' +
+  'retry-after: 1\r\nconnection: close\r\n\r\n{"ok":false}';
+
+/**
+ * Binds the port first: a port in use fails before the database is opened or migrated. Until the
+ * HTTP server takes the socket over, a connection gets 503 at once instead of waiting unanswered.
+ */
 function reservePort(config: Config): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const socket = createServer();
+    const socket = createServer((connection) => {
+      connection.on('error', () => {});
+      connection.setTimeout(5_000, () => connection.destroy());
+      // Answer once the request is in: closing with it unread would reset the connection instead.
+      connection.once('data', () => connection.end(STARTING));
+    });
     socket.once('error', reject);
     socket.listen(config.port, config.host, () => {
       socket.off('error', reject);

@@ -126,6 +126,33 @@ describe('npm start', () => {
     expect(await stop(r)).toBe(0);
   });
 
+  // Before, a connection made while the database opened was accepted and never answered.
+  it('answers 503 while it starts, never leaving a connection unanswered', async () => {
+    const port = await freePort();
+    const r = server({ DATABASE_URL: `pglite:${join(dir, 'early')}`, PORT: String(port) });
+    const answers: number[] = [];
+    let ready = false;
+    void r.ready.then(() => {
+      ready = true;
+    });
+    while (!ready) {
+      const status = await fetch(`http://127.0.0.1:${port}/readyz`, {
+        signal: AbortSignal.timeout(60_000),
+      }).then(
+        (reply) => reply.status,
+        (error: Error) => (error.name === 'TimeoutError' ? 'hung' : 'refused'),
+      );
+      if (typeof status === 'number') answers.push(status);
+      else expect(status).toBe('refused');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(answers).toContain(503);
+    expect(new Set(answers.filter((s) => s !== 503))).toEqual(new Set(answers.includes(200) ? [200] : []));
+    const reply = await fetch(`http://127.0.0.1:${port}/readyz`);
+    expect([reply.status, await reply.json()]).toEqual([200, { ok: true }]);
+    expect(await stop(r)).toBe(0);
+  });
+
   it('refuses a port in use before it opens the database', async () => {
     const taken = await listen();
     try {
