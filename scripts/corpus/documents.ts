@@ -100,7 +100,7 @@ export async function listDocuments(cache: string, limit: number | undefined): P
           (_, index) => directory[Math.floor((index * directory.length) / limit)] as string,
         );
   const examples = await walk(path.join(root, 'readme-oas-examples/package'), (file) =>
-    /\/(2\.0|3\.0|3\.1)\/json\//.test(file),
+    /\/(2\.0|3\.0|3\.1)\/json\/.*\.json$/.test(file),
   );
   const named = Object.values(NAMED).map((file) => path.join(root, file));
   const files = [...new Set([...named, ...sampled, ...examples])];

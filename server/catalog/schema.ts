@@ -89,6 +89,8 @@ interface Definition {
   schema: JsonSchema;
   refs: Map<string, number>;
   nodes: number;
+  /** Characters of its JSON, measured when first needed. */
+  size?: number;
 }
 
 /** The result of converting a tool's own schemas: what they reference and how many nodes they hold. */
@@ -120,24 +122,77 @@ export class SchemaConverter {
     return { schema: this.#convert(schema, refs, counter), refs, nodes: counter.nodes };
   }
 
-  /** Every definition reachable from `refs`, by name, for a tool's `$defs`. */
-  defsFor(refs: Iterable<string>): Record<string, JsonSchema> {
+  /**
+   * The definitions reachable from `refs`, by name, for a tool's `$defs`, within `budget`
+   * characters of JSON: whole levels of references (nearest first) are kept while they fit, and
+   * `cut` names the definitions left out — references to them become open schemas (see `prune`).
+   * Keeps a tool of Microsoft Graph or DocuSign (whose entities reference hundreds of others) at a
+   * size a caller can read, at the price of not checking what lies deeper.
+   */
+  defsFor(
+    refs: Iterable<string>,
+    budget = Number.POSITIVE_INFINITY,
+  ): { defs: Record<string, JsonSchema>; cut: Set<string> } {
     const defs: Record<string, JsonSchema> = {};
-    const pending = [...refs];
-    const seen = new Set(pending);
-    while (pending.length > 0) {
-      const pointer = pending.pop() as string;
-      const definition = this.#definitions.get(pointer);
-      if (!definition || definition instanceof Unservable) continue;
-      setOwn(defs, definition.name, definition.schema);
-      for (const next of definition.refs.keys()) {
-        if (!seen.has(next)) {
-          seen.add(next);
-          pending.push(next);
+    const cut = new Set<string>();
+    let level = [...new Set(refs)];
+    const seen = new Set(level);
+    let size = 0;
+    while (level.length > 0) {
+      const definitions = level
+        .map((pointer) => this.#definitions.get(pointer))
+        .filter(
+          (definition): definition is Definition =>
+            definition !== undefined && !(definition instanceof Unservable),
+        );
+      const levelSize = definitions.reduce((total, definition) => total + this.#sizeOf(definition), 0);
+      if (size + levelSize > budget) {
+        for (const definition of definitions) cut.add(definition.name);
+        for (const pointer of this.#reachableFrom(level, seen)) {
+          const definition = this.#definitions.get(pointer);
+          if (definition && !(definition instanceof Unservable)) cut.add(definition.name);
+        }
+        break;
+      }
+      size += levelSize;
+      const next: string[] = [];
+      for (const definition of definitions) {
+        setOwn(defs, definition.name, definition.schema);
+        for (const pointer of definition.refs.keys()) {
+          if (!seen.has(pointer)) {
+            seen.add(pointer);
+            next.push(pointer);
+          }
         }
       }
+      level = next;
     }
-    return sortedByName(defs);
+    if (cut.size === 0) return { defs: sortedByName(defs), cut };
+    const kept: Record<string, JsonSchema> = {};
+    for (const [name, schema] of Object.entries(defs)) setOwn(kept, name, prune(schema, cut));
+    return { defs: sortedByName(kept), cut };
+  }
+
+  /** Definitions reachable from `start` that are not in `seen` yet (adds them to it). */
+  #reachableFrom(start: string[], seen: Set<string>): string[] {
+    const found: string[] = [];
+    const pending = [...start];
+    while (pending.length > 0) {
+      const definition = this.#definitions.get(pending.pop() as string);
+      if (!definition || definition instanceof Unservable) continue;
+      for (const pointer of definition.refs.keys()) {
+        if (seen.has(pointer)) continue;
+        seen.add(pointer);
+        found.push(pointer);
+        pending.push(pointer);
+      }
+    }
+    return found;
+  }
+
+  #sizeOf(definition: Definition): number {
+    definition.size ??= JSON.stringify(definition.schema).length + definition.name.length + 4;
+    return definition.size;
   }
 
   /**
@@ -352,6 +407,36 @@ export class SchemaConverter {
     }
     return false;
   }
+}
+
+/**
+ * `schema` with each reference to a cut definition replaced by an open schema that names it
+ * (copies only what changes: definitions are shared by every tool).
+ */
+export function prune(schema: JsonSchema, cut: Set<string>): JsonSchema {
+  const walk = (node: unknown): unknown => {
+    if (Array.isArray(node)) {
+      const items = node.map(walk);
+      return items.some((item, index) => item !== node[index]) ? items : node;
+    }
+    if (!isObject(node)) return node;
+    if (typeof node.$ref === 'string' && node.$ref.startsWith('#/$defs/') && cut.has(node.$ref.slice(8))) {
+      const { $ref, ...rest } = node;
+      return {
+        ...rest,
+        $comment: `${node.$ref.slice(8)}: not expanded here (the tool's schema would be too large)`,
+      };
+    }
+    let changed = false;
+    const out: JsonObject = {};
+    for (const [key, value] of Object.entries(node)) {
+      const next = walk(value);
+      if (next !== value) changed = true;
+      setOwn(out, key, next);
+    }
+    return changed ? out : node;
+  };
+  return walk(schema) as JsonSchema;
 }
 
 /** A `$defs` name as a JSON Pointer token (names are `[A-Za-z0-9_.-]`, so nothing to escape). */

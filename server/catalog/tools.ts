@@ -18,7 +18,7 @@ import {
   templateNames,
 } from './operations.ts';
 import { child, getAt, isObject, refToPointer, setOwn } from './pointer.ts';
-import { type Converted, SchemaConverter, Unservable } from './schema.ts';
+import { type Converted, prune, SchemaConverter, Unservable } from './schema.ts';
 import {
   type Issue,
   type JsonObject,
@@ -48,6 +48,12 @@ export const JSON_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema
  * Tools never expand schemas; the limit only keeps such documents out.
  */
 export const EXPANSION_FLOOR = 2_000;
+/**
+ * Characters of `$defs` a tool's schema carries at most: deeper definitions are left open (see
+ * `SchemaConverter.defsFor`). Kubernetes' largest tools come to about 150 KB without it, Microsoft
+ * Graph's and DocuSign's to 0.6–1 MB.
+ */
+export const DEFS_BUDGET = 64_000;
 export const EXPANSION_EXPONENT = 1.5;
 
 export interface DeriveOptions {
@@ -192,7 +198,14 @@ function deriveTool(
     if (body.required) required.push('body');
   }
 
-  const defs = converter.defsFor(converted.flatMap((part) => [...part.refs.keys()]));
+  const { defs, cut } = converter.defsFor(
+    converted.flatMap((part) => [...part.refs.keys()]),
+    DEFS_BUDGET,
+  );
+  if (cut.size > 0) {
+    for (const [key, value] of Object.entries(properties))
+      setOwn(properties, key, prune(value as JsonSchema, cut));
+  }
   const parametersSchema: JsonObject = {
     $schema: JSON_SCHEMA_DIALECT,
     type: 'object',

@@ -147,6 +147,38 @@ describe('compileDocument: $ref bombs', () => {
   });
 });
 
+describe('compileDocument: tool schemas stay readable', () => {
+  it('leaves definitions beyond the $defs budget open, nearest levels kept (Microsoft Graph, DocuSign)', async () => {
+    const big = (name: string, next?: string) => ({
+      type: 'object',
+      description: `${name} `.repeat(20_000),
+      properties: {
+        [name.toLowerCase()]: { type: 'string' },
+        ...(next ? { next: { $ref: `#/components/schemas/${next}` } } : {}),
+      },
+    });
+    const tool = await compiledTool(
+      oneOperation(
+        '/x',
+        'post',
+        { requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/A' } } } } },
+        { components: { schemas: { A: big('A', 'B'), B: big('B', 'C'), C: big('C') } } },
+      ),
+    );
+    const schema = tool.tool.parametersSchema as {
+      $defs: Record<string, { properties: Record<string, unknown> }>;
+    };
+    expect(Object.keys(schema.$defs)).toEqual(['A']);
+    expect(schema.$defs.A?.properties.next).toEqual({
+      $comment: "B: not expanded here (the tool's schema would be too large)",
+    });
+    expect(JSON.stringify(schema).length).toBeLessThan(64_000);
+    // What was left open accepts anything; what was kept is still checked.
+    expect(tool.validate({ body: { a: 'x', next: { anything: [1, 2] } } })).toEqual([]);
+    expect(tool.validate({ body: { a: 1 } })).toEqual([{ path: '/body/a', message: 'Must be a string.' }]);
+  });
+});
+
 describe('compileDocument: what the corpus found in real documents', () => {
   it('drops an optional parameter without a name (Notion), but skips an operation whose required one has none', async () => {
     const app = await compiled(
