@@ -170,7 +170,8 @@ describe('the server process', () => {
 
   it('refuses an unreachable PostgreSQL with one line', async () => {
     const run = runServer(
-      { DATABASE_URL: 'postgresql://nobody@127.0.0.1:1/none', LOCAL_KEK: KEK },
+      // PORT 0: the port is bound before the database opens, and 3000 may be taken on this machine.
+      { PORT: '0', DATABASE_URL: 'postgresql://nobody@127.0.0.1:1/none', LOCAL_KEK: KEK },
       process.cwd(),
     );
     expect(await run.exited).toBe(1);
