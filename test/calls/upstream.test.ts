@@ -70,7 +70,7 @@ describe('callUpstream', () => {
       2_000,
       1024 * 1024,
     );
-    expect(closed).toEqual({ ok: false, error: 'upstream_unreachable' });
+    expect(closed).toEqual({ ok: false, error: 'upstream_unreachable', cause: 'ECONNREFUSED' });
   });
 });
 
