@@ -24,12 +24,13 @@
  *   --profile-only                          only the profile run (with the upstream)
  *   --startups=5       [BENCH_STARTUPS]     start-up section: starts measured per case (0 skips it)
  *   --startup-only                          only the start-up section (scripts/bench/startup.ts)
+ *   --bundle=DIR       [BENCH_BUNDLE]       run this built dist/server folder instead of building one
  *
  * Everything listens on 127.0.0.1; every step has a time limit; every child is stopped at the end.
  */
 import { type ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -43,6 +44,10 @@ import { measureStartup, startupTable } from './bench/startup.ts';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const TSX = import.meta.resolve('tsx');
 const APP_ID = 'bench';
+/** The same upstream as an oauth2 app, with a grant seeded through a real initiate → callback. */
+const OAUTH_APP_ID = 'bench-oauth';
+const OAUTH_USER = 'bench-user';
+const MCP_VERSION = '2026-07-28';
 const CHILD_START_MS = 30_000;
 const TOOLGATE_START_MS = 120_000;
 const STOP_MS = 10_000;
@@ -63,6 +68,8 @@ interface Options {
   profileOnly: boolean;
   startups: number;
   startupOnly: boolean;
+  /** A built dist/server folder to run instead of building one (A/B runs against another build). */
+  bundle: string | null;
 }
 
 function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
@@ -84,6 +91,7 @@ function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
     'profile-only',
     'startups',
     'startup-only',
+    'bundle',
   ];
   for (const name of args.keys()) if (!known.includes(name)) throw new Error(`unknown option --${name}`);
   const num = (name: string, envName: string, fallback: number, min: number, max: number) => {
@@ -109,6 +117,7 @@ function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
     profileOnly,
     startups: Math.round(num('startups', 'BENCH_STARTUPS', 5, 0, 50)),
     startupOnly: args.has('startup-only'),
+    bundle: args.get('bundle') ?? env.BENCH_BUNDLE ?? null,
   };
 }
 
@@ -320,11 +329,16 @@ async function startToolgate(databaseUrl: string, cpuProfDir?: string): Promise<
     LOG_LEVEL: 'warn',
   });
   const profiling = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [];
-  const child = spawn(process.execPath, [...profiling, '--import', TSX, 'server/main.ts'], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  // As `npm start` runs it: the bundle (built once by main() before anything is measured).
+  const child = spawn(
+    process.execPath,
+    [...profiling, '--enable-source-maps', path.join(bundleDir, 'main.mjs')],
+    {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   children.add(child);
   const output: string[] = [];
   const keep = (chunk: Buffer) => {
@@ -357,6 +371,32 @@ async function startToolgate(databaseUrl: string, cpuProfDir?: string): Promise<
   return { url, pid: child.pid as number, adminKey, output, child, stop: () => stopChild(child) };
 }
 
+/**
+ * toolgate runs as `npm start` does, from the bundle, built from the sources as they are now and
+ * copied to a folder of this run (as deep as dist/server, so its relative paths still resolve):
+ * a rebuild of dist/server by someone else during the run cannot pull chunks from under it.
+ */
+let bundleDir = path.join(ROOT, 'dist/server');
+function buildBundle(): void {
+  const files = ['main.mjs', 'compile-worker.mjs'];
+  for (let attempt = 1; ; attempt += 1) {
+    log('building dist/server (scripts/build.mjs --bundle-only)');
+    execFileSync(process.execPath, ['scripts/build.mjs', '--bundle-only'], { cwd: ROOT, stdio: 'inherit' });
+    const copy = path.join(ROOT, 'dist', `bench-${process.pid}`);
+    rmSync(copy, { recursive: true, force: true });
+    try {
+      cpSync(path.join(ROOT, 'dist/server'), copy, { recursive: true });
+    } catch {}
+    // Not a clean-up of `cleanups` (emptied after the benchmark, before the profile run): at exit.
+    process.once('exit', () => rmSync(copy, { recursive: true, force: true }));
+    if (files.every((f) => existsSync(path.join(copy, f)))) {
+      bundleDir = copy;
+      return;
+    }
+    if (attempt === 3) throw new Error('dist/server is incomplete after 3 builds (another build racing?)');
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Targets: what autocannon sends, and what a correct answer looks like.
 
@@ -370,6 +410,8 @@ interface Target {
   check(status: number, text: string): string | null;
   /** The process that does the proxying (CPU and RSS are sampled), if any. */
   pid?: number;
+  /** Counters read just before and after the measured load (database statements, KMS calls). */
+  counters?: () => Promise<Record<string, number>>;
 }
 
 function sameJson(a: unknown, b: unknown): boolean {
@@ -385,13 +427,13 @@ function checkItem(status: number, text: string): string | null {
   }
 }
 
-function checkEnvelope(status: number, text: string): string | null {
+function checkEnvelope(status: number, text: string, toolId = `${APP_ID}:::${OPERATION_ID}`): string | null {
   if (status !== 200) return `status ${status}: ${text.slice(0, 300)}`;
   try {
     const body = JSON.parse(text) as { ok?: unknown; data?: unknown; meta?: { tool_id?: unknown } };
     if (body.ok !== true) return `ok is not true: ${text.slice(0, 300)}`;
     if (!sameJson(body.data, EXPECTED_BODY)) return `unexpected data: ${text.slice(0, 300)}`;
-    if (body.meta?.tool_id !== `${APP_ID}:::${OPERATION_ID}`) return `unexpected meta: ${text.slice(0, 300)}`;
+    if (body.meta?.tool_id !== toolId) return `unexpected meta: ${text.slice(0, 300)}`;
     return null;
   } catch {
     return `body is not JSON: ${text.slice(0, 300)}`;
@@ -435,7 +477,7 @@ async function proxyTarget(toolgate: Toolgate, label: string, upstreamUrl: strin
   const clientId = String(client.clientId);
   const key = await adminCall(toolgate, 'POST', `/admin/clients/${encodeURIComponent(clientId)}/api-keys`, {
     name: 'bench',
-    scopes: ['tools:execute'],
+    scopes: ['tools:execute', 'oauth:initiate'],
   });
   const app = await adminCall(toolgate, 'PUT', `/admin/apps/${APP_ID}`, {
     provider: 'bench.local',
@@ -455,9 +497,126 @@ async function proxyTarget(toolgate: Toolgate, label: string, upstreamUrl: strin
       'content-type': 'application/json',
     },
     body: JSON.stringify({ toolId: `${APP_ID}:::${OPERATION_ID}`, parameters: { itemId: ITEM_ID } }),
-    check: checkEnvelope,
+    check: (status, text) => checkEnvelope(status, text),
     pid: toolgate.pid,
+    counters: () => toolgateCounters(toolgate),
   };
+}
+
+/** toolgate's own counters from /metrics: statements sent to the database, KMS calls. */
+async function toolgateCounters(toolgate: Toolgate): Promise<Record<string, number>> {
+  const response = await fetch(`${toolgate.url}/metrics`, { signal: AbortSignal.timeout(HTTP_MS) });
+  const text = await response.text();
+  const sum = (name: string) =>
+    [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))].reduce(
+      (n, m) => n + Number(m[1]),
+      0,
+    );
+  return { 'db queries': sum('toolgate_db_queries_total'), 'KMS calls': sum('toolgate_kms_calls_total') };
+}
+
+/**
+ * The same tool as an oauth2 app whose grant is warm and valid: the app's token endpoint is the
+ * upstream's `POST /token`; a real `POST /initiateOAuth` then `GET /handleOAuthCallback` (what the
+ * provider's redirect would do) stores a sealed grant valid for a day. Calls carry X-Service-User-Id.
+ */
+async function oauthTarget(
+  toolgate: Toolgate,
+  label: string,
+  upstreamUrl: string,
+  base: Target,
+): Promise<Target> {
+  const clientId = base.headers['x-service-client-id'] as string;
+  const redirect = 'http://127.0.0.1/bench-authorized';
+  await adminCall(toolgate, 'POST', `/admin/clients/${encodeURIComponent(clientId)}/redirect-uris`, {
+    uri: redirect,
+  });
+  const app = await adminCall(toolgate, 'PUT', `/admin/apps/${OAUTH_APP_ID}`, {
+    provider: 'bench.local',
+    baseUrl: upstreamUrl,
+    openapi: upstreamOpenApi(upstreamUrl),
+    auth: {
+      type: 'oauth2',
+      authorizationUrl: `${upstreamUrl}/authorize`,
+      tokenUrl: `${upstreamUrl}/token`,
+      clientId: 'bench-client',
+      clientSecret: 'bench-secret',
+      scopes: ['items:read'],
+    },
+  });
+  if (!Array.isArray(app.tools) || !app.tools.includes(OPERATION_ID))
+    throw new Error(`oauth2 app registration did not yield ${OPERATION_ID}: ${JSON.stringify(app)}`);
+  const initiated = await fetch(`${toolgate.url}/initiateOAuth`, {
+    method: 'POST',
+    headers: base.headers,
+    body: JSON.stringify({ appId: OAUTH_APP_ID, userId: OAUTH_USER, clientRedirectUri: redirect }),
+    signal: AbortSignal.timeout(HTTP_MS),
+  });
+  const initiateText = await initiated.text();
+  if (initiated.status !== 200) throw new Error(`initiateOAuth: ${initiated.status} ${initiateText}`);
+  const { state } = JSON.parse(initiateText) as { state: string };
+  const callback = await fetch(
+    `${toolgate.url}/handleOAuthCallback?code=bench-code&state=${encodeURIComponent(state)}`,
+    { redirect: 'manual', signal: AbortSignal.timeout(HTTP_MS) },
+  );
+  await callback.text();
+  const location = callback.headers.get('location') ?? '';
+  if (callback.status !== 302 || !location.startsWith(redirect) || location.includes('error='))
+    throw new Error(`OAuth callback: ${callback.status} to ${location}`);
+  const toolId = `${OAUTH_APP_ID}:::${OPERATION_ID}`;
+  return {
+    ...base,
+    label,
+    headers: { ...base.headers, 'x-service-user-id': OAUTH_USER },
+    body: JSON.stringify({ toolId, parameters: { itemId: ITEM_ID } }),
+    check: (status, text) => checkEnvelope(status, text, toolId),
+  };
+}
+
+/**
+ * The auth-none tool over MCP (2026-07-28, stateless): one JSON-RPC `tools/call` POST per call,
+ * with the headers and `_meta` the official v2 client sends.
+ */
+function mcpTarget(label: string, base: Target): Target {
+  return {
+    ...base,
+    label,
+    url: base.url.replace(/\/proxyV2$/, '/mcp'),
+    headers: {
+      ...base.headers,
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': MCP_VERSION,
+      'mcp-method': 'tools/call',
+      'mcp-name': `${APP_ID}__${OPERATION_ID}`,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name: `${APP_ID}__${OPERATION_ID}`,
+        arguments: { itemId: ITEM_ID },
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': MCP_VERSION,
+          'io.modelcontextprotocol/clientInfo': { name: 'toolgate-bench', version: '1' },
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    }),
+    check: checkMcp,
+  };
+}
+
+function checkMcp(status: number, text: string): string | null {
+  if (status !== 200) return `status ${status}: ${text.slice(0, 300)}`;
+  try {
+    const body = JSON.parse(text) as { result?: { isError?: boolean; structuredContent?: unknown } };
+    if (!body.result || body.result.isError) return `not a tool result: ${text.slice(0, 300)}`;
+    if (!text.includes(ITEM_ID)) return `the item is missing: ${text.slice(0, 300)}`;
+    return null;
+  } catch {
+    return `body is not JSON: ${text.slice(0, 300)}`;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -481,6 +640,8 @@ interface Measurement {
   peakRss: number | null;
   /** CLOCK_MONOTONIC of the measured window, µs (matches V8 profile timestamps). */
   window: { fromUs: number; toUs: number };
+  /** How much each of the target's counters grew during the measured load. */
+  counts?: Record<string, number>;
 }
 
 function percentile(sorted: Float64Array, p: number): number {
@@ -549,6 +710,7 @@ async function measure(target: Target, options: LoadShape, upstreamPid: number):
     const rss = procStatus(target.pid, 'VmRSS');
     if (rss !== null) maxRss = Math.max(maxRss ?? 0, rss);
   }, 250);
+  const counters0 = await target.counters?.();
   const proxyCpu0 = target.pid === undefined ? null : cpuMs(target.pid);
   const upstreamCpu0 = cpuMs(upstreamPid);
   const fromUs = Number(process.hrtime.bigint() / 1000n);
@@ -561,6 +723,11 @@ async function measure(target: Target, options: LoadShape, upstreamPid: number):
   const toUs = Number(process.hrtime.bigint() / 1000n);
   const proxyCpu1 = target.pid === undefined ? null : cpuMs(target.pid);
   const upstreamCpu1 = cpuMs(upstreamPid);
+  const counters1 = await target.counters?.();
+  const counts =
+    counters0 && counters1
+      ? Object.fromEntries(Object.keys(counters1).map((k) => [k, (counters1[k] ?? 0) - (counters0[k] ?? 0)]))
+      : undefined;
   // A target that answered right before the run must still answer right after it.
   await verify(target);
   const sorted = latencies.slice(0, count).sort();
@@ -581,6 +748,7 @@ async function measure(target: Target, options: LoadShape, upstreamPid: number):
     maxRss,
     peakRss: target.pid === undefined ? null : procStatus(target.pid, 'VmHWM'),
     window: { fromUs, toUs },
+    ...(counts ? { counts } : {}),
   };
 }
 
@@ -641,6 +809,33 @@ function goalTable(direct: Measurement, bare: Measurement, toolgates: Measuremen
   return lines.join('\n');
 }
 
+/** CPU per call against the bare proxy's, with the issue's budget, and the counters of each run. */
+function cpuTable(
+  bare: Measurement,
+  loaded: Measurement[],
+  targets: Array<{ target: Target; role: Role }>,
+): string {
+  const lines = [
+    `| toolgate target | CPU µs/call | ratio to (b) ${fixed(bare.proxyCpuUs, 0)} µs | budget | counted during the measured load |`,
+    '|---|--:|--:|:-:|---|',
+  ];
+  for (const m of loaded) {
+    const role = targets.find((t) => m.label.startsWith(t.target.label))?.role;
+    const budget = role ? CPU_BUDGET[role] : undefined;
+    if (budget === undefined) continue;
+    const ratio = m.proxyCpuUs !== null && bare.proxyCpuUs ? m.proxyCpuUs / bare.proxyCpuUs : Number.NaN;
+    const counts = m.counts
+      ? `${Object.entries(m.counts)
+          .map(([k, v]) => `${v} ${k}`)
+          .join(', ')} in ${m.ok} calls`
+      : '–';
+    lines.push(
+      `| ${m.label} | ${fixed(m.proxyCpuUs, 0)} | ${fixed(ratio, 2)}× | ≤ ${budget}×: ${ratio <= budget ? 'met' : 'missed'} | ${counts} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
 // ---------------------------------------------------------------------------------------------
 // Main
 
@@ -681,10 +876,20 @@ function fold(runs: Measurement[]): Measurement & { rpsRange: [number, number] }
     maxRss: max((m) => m.maxRss),
     peakRss: max((m) => m.peakRss),
     window: first.window,
+    ...(first.counts
+      ? {
+          counts: Object.fromEntries(
+            Object.keys(first.counts).map((k) => [k, runs.reduce((n, m) => n + (m.counts?.[k] ?? 0), 0)]),
+          ),
+        }
+      : {}),
   };
 }
 
-type Role = 'a' | 'b' | 'b-fetch' | 'c';
+type Role = 'a' | 'b' | 'b-fetch' | 'c' | 'c-oauth' | 'c-mcp';
+
+/** Issue 14's CPU budgets per call, as multiples of the bare proxy's (b) CPU per request. */
+const CPU_BUDGET: Partial<Record<Role, number>> = { c: 2, 'c-oauth': 3, 'c-mcp': 2.5 };
 
 async function benchmark(options: Options, upstream: Helper): Promise<boolean> {
   const upstreamPid = upstream.child.pid as number;
@@ -727,7 +932,22 @@ async function benchmark(options: Options, upstream: Helper): Promise<boolean> {
         const toolgate = await startToolgate(dbUrl);
         cleanups.push(toolgate.stop);
         const target = await proxyTarget(toolgate, `(c) toolgate /proxyV2, ${label}`, upstream.url);
-        targets.push({ role: 'c', target, toolgate });
+        const oauth = await oauthTarget(
+          toolgate,
+          `(c-oauth) /proxyV2 oauth2 warm grant, ${label}`,
+          upstream.url,
+          target,
+        );
+        const mcp = mcpTarget(`(c-mcp) /mcp tools/call ${MCP_VERSION}, ${label}`, target);
+        // Idle: started, migrated, apps registered, not loaded yet.
+        notes.push(
+          `toolgate on ${label}: idle RSS ${mb(procStatus(toolgate.pid, 'VmRSS'))} (after start and registration, before any load)`,
+        );
+        targets.push(
+          { role: 'c', target, toolgate },
+          { role: 'c-oauth', target: oauth },
+          { role: 'c-mcp', target: mcp },
+        );
       } catch (error) {
         failed = true;
         notes.push(`toolgate on ${label} failed to start: ${(error as Error).message}`);
@@ -788,7 +1008,7 @@ async function benchmark(options: Options, upstream: Helper): Promise<boolean> {
       .filter((list) => list.length > 0)
       .map(fold);
   const all = (which: 'loaded' | 'single') =>
-    (['a', 'b', 'b-fetch', 'c'] as const).flatMap((role) => folded(role, which));
+    (['a', 'b', 'b-fetch', 'c', 'c-oauth', 'c-mcp'] as const).flatMap((role) => folded(role, which));
 
   const loaded = all('loaded');
   const singles = all('single');
@@ -810,6 +1030,7 @@ async function benchmark(options: Options, upstream: Helper): Promise<boolean> {
   const [b] = folded('b', 'loaded');
   const cs = folded('c', 'loaded');
   if (a && b && cs.length > 0) out.push(goalTable(a, b, cs), '');
+  if (b) out.push(cpuTable(b, loaded, targets), '');
   if (singles.length > 0) {
     out.push('1 connection (latency without queueing):', '', resultTable(singles), '');
     const [b1] = folded('b', 'single');
@@ -871,8 +1092,8 @@ async function main(): Promise<number> {
   for (const line of machine()) log(line);
   log(`load average at the start: ${loadAverage()}`);
   const budgetS =
-    (options.profileOnly ? 1 : options.rounds * 5) * (2 * options.warmup + options.duration + 60) +
-    (options.single && !options.profileOnly ? options.rounds * 5 * (2 + 5 + 30) : 0) +
+    (options.profileOnly ? 1 : options.rounds * 9) * (2 * options.warmup + options.duration + 60) +
+    (options.single && !options.profileOnly ? options.rounds * 9 * (2 + 5 + 30) : 0) +
     (options.profile ? options.warmup + options.duration + 120 : 0) +
     300;
   const watchdog = setTimeout(() => abort(`time limit of ${budgetS} s reached`, 1), budgetS * 1000);
@@ -885,6 +1106,8 @@ async function main(): Promise<number> {
     process.stdout.write(`\n${startupTable(figures)}\n`);
     if (options.startupOnly) return 0;
   }
+  if (options.bundle) bundleDir = path.resolve(options.bundle);
+  else buildBundle();
   const upstream = await startHelper('upstream.ts', []);
   let ok = true;
   try {

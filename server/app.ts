@@ -7,6 +7,7 @@ import { SlidingWindowLimiter } from './calls/rate-limit.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { type Config, LIMITS } from './config.ts';
 import { createEnvelope, createKms } from './crypto/envelope.ts';
+import { countKmsCalls } from './crypto/kms/count-calls.ts';
 import { openDatabase } from './db/database.ts';
 import type { AppDeps } from './deps.ts';
 import { createHttpServer } from './http.ts';
@@ -40,7 +41,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const logger = options.logger ?? createLogger(config.logLevel);
   const clock = options.clock ?? systemClock;
   // The KMS first: a bad key setting must stop start-up before anything is opened.
-  const envelope = createEnvelope({ kms: await createKms(config.kms) });
+  const metrics = createMetrics();
+  const envelope = createEnvelope({ kms: countKmsCalls(await createKms(config.kms), metrics) });
   const db = await openDatabase(config.databaseUrl);
   const deps: AppDeps = {
     config,
@@ -51,7 +53,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     envelope,
     apps: new AppRegistry(db.prisma, envelope, clock, logger),
     limiter: new SlidingWindowLimiter(config.rateLimitPerKeyPerMin),
-    metrics: createMetrics(),
+    metrics,
     idempotency: new IdempotencyService(db.prisma, clock, logger, idempotencySettings(config)),
     refreshes: createRefreshFlights(),
     states: new OAuthStateRepository(db.prisma, logger),

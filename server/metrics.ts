@@ -1,5 +1,6 @@
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import type { ErrorCode } from '../shared/errors.ts';
+import { dbQueryCount } from './db/count-queries.ts';
 
 /**
  * Prometheus metrics of one server (its own registry, not prom-client's global one, so several
@@ -76,6 +77,22 @@ export function createMetrics() {
     help: 'Tool calls refused by the per-key rate limit (429 rate_limited)',
     registers: [registry],
   });
+  // What a warm tool call must not do (the bench reads both around its load).
+  new Counter({
+    name: 'toolgate_db_queries_total',
+    help: 'Statements sent to the database by this process (every query, transactions included)',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(dbQueryCount());
+    },
+  });
+  const kmsCalls = new Counter({
+    name: 'toolgate_kms_calls_total',
+    help: 'Calls to the KMS (wrap, unwrap); unwrapped data keys are cached, so warm calls make none',
+    labelNames: ['operation'] as const,
+    registers: [registry],
+  });
 
   return {
     registry,
@@ -94,6 +111,9 @@ export function createMetrics() {
     },
     recordRefresh(appId: string, outcome: RefreshOutcome): void {
       refreshes.inc({ app: appId, outcome });
+    },
+    recordKmsCall(operation: 'wrap' | 'unwrap'): void {
+      kmsCalls.inc({ operation });
     },
   };
 }

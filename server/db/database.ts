@@ -4,6 +4,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
+import { countQueries } from './count-queries.ts';
 import { PrismaClient } from './generated/client.ts';
 import { applyMigrations, type MigrationSession } from './migrate.ts';
 import { lockPgliteDir } from './pglite-lock.mjs';
@@ -91,7 +92,7 @@ async function openPglite(dataDir: string | undefined): Promise<Database> {
     release();
     throw error;
   }
-  const prisma = new PrismaClient({ adapter: new PrismaPGlite(db) });
+  const prisma = new PrismaClient({ adapter: countQueries(new PrismaPGlite(db)) });
   return database('pglite', prisma, async () => {
     await db.close();
     release();
@@ -131,7 +132,7 @@ async function openPostgres(url: string): Promise<Database> {
     await pool.end().catch(() => {});
     throw error;
   }
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const prisma = new PrismaClient({ adapter: countQueries(new PrismaPg(pool)) });
   return database('postgres', prisma, () => pool.end());
 }
 
