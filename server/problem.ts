@@ -55,7 +55,8 @@ export function issuesFromZod(issues: readonly ZodLikeIssue[]): Issue[] {
     path: toPointer(issue.path),
     message:
       issue.code === 'invalid_type' &&
-      (issue.input === undefined || issue.message.endsWith('received undefined'))
+      // Zod 4 leaves `input` out of issues unless asked; its message still names what it received.
+      ('input' in issue ? issue.input === undefined : issue.message.endsWith('received undefined'))
         ? 'Required value is missing.'
         : sentence(issue.message),
   }));

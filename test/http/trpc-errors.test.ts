@@ -106,6 +106,25 @@ describe('tRPC: a caller’s mistakes carry their contract code', () => {
     expect(JSON.stringify(lines)).not.toContain('"stack"');
   });
 
+  it('tells a value of the wrong type from a missing one, over tRPC and REST', async () => {
+    const expected = {
+      ok: false,
+      error: 'invalid_request',
+      message: 'The request does not have the expected shape.',
+      issues: [{ path: '/name', message: 'Invalid input: expected string, received number.' }],
+    };
+    const trpc = await call(server.url, 'POST', '/trpc/admin.clients.create', {
+      key: server.adminKey,
+      body: { name: 5 },
+    });
+    expect([trpc.status, trpc.body.error.data.contract]).toEqual([400, expected]);
+    const rest = await call(server.url, 'POST', '/admin/clients', {
+      key: server.adminKey,
+      body: { name: 5 },
+    });
+    expect([rest.status, rest.body]).toEqual([400, expected]);
+  });
+
   it('logs a refused tRPC call at info, with its contract code', async () => {
     const before = server.logs.length;
     await call(server.url, 'POST', '/trpc/admin.nope', { key: server.adminKey, body: {} });
