@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { composeToolId } from '../../shared/ids.ts';
-import { modelToolName } from '../../shared/tool-names.ts';
+import { composeToolId, ID_PATTERN } from '../../shared/ids.ts';
+import { MODEL_TOOL_NAME_MAX, MODEL_TOOL_SEPARATOR, modelToolName } from '../../shared/tool-names.ts';
 import type { AppRegistry, LoadedApp } from '../apps/registry.ts';
 import type { Principal } from '../auth/authenticate.ts';
 import { canExecute } from '../auth/scopes.ts';
@@ -20,6 +20,9 @@ export interface McpCatalogEntry {
   app: LoadedApp;
   tool: CatalogTool;
 }
+
+/** The end of a hashed name: `_` and 8 hex digits of the composite id's SHA-256. */
+const HASHED_TAIL = /_[0-9a-f]{8}$/;
 
 const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
@@ -52,6 +55,37 @@ export async function mcpCatalog(
     }
   }
   return entries;
+}
+
+/**
+ * The catalog entry an MCP name stands for, without listing the catalog: the app id is the part
+ * before one of the name's `__` (app ids may hold `__` themselves, so each is tried), and only that
+ * app's tools are named; a hashed name whose cut went through the app id falls back to the whole
+ * catalog. Null when the key's catalog (narrowed by `apps`) has no such tool.
+ */
+export async function findMcpTool(
+  registry: AppRegistry,
+  principal: Principal,
+  apps: ReadonlySet<string> | undefined,
+  name: string,
+): Promise<McpCatalogEntry | null> {
+  for (let at = name.indexOf(MODEL_TOOL_SEPARATOR); at > 0; at = name.indexOf(MODEL_TOOL_SEPARATOR, at + 1)) {
+    const appId = name.slice(0, at);
+    if (!ID_PATTERN.test(appId) || (apps && !apps.has(appId)) || !canExecute(principal.scopes, appId))
+      continue;
+    const app = await registry.get(appId);
+    if (!app) continue;
+    for (const { tool } of app.compiled.tools.values()) {
+      if (mcpToolName(app.appId, tool.name) === name) {
+        return { name, toolId: composeToolId(app.appId, tool.name), app, tool };
+      }
+    }
+  }
+  // A hashed name may have cut the app id short (no `__` left in it): search the whole catalog.
+  if (name.length === MODEL_TOOL_NAME_MAX && HASHED_TAIL.test(name)) {
+    return (await mcpCatalog(registry, principal, apps)).find((entry) => entry.name === name) ?? null;
+  }
+  return null;
 }
 
 /** The operation's own words, where the catalog keeps them (older catalogs joined them into `description`). */

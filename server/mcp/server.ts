@@ -10,7 +10,7 @@ import type { ErrorBody } from '../../shared/errors.ts';
 import { admitCall, callTool } from '../calls/call-tool.ts';
 import type { AppDeps } from '../deps.ts';
 import { authorizationAnswer } from './authorization.ts';
-import { mcpCatalog, mcpTool } from './catalog.ts';
+import { findMcpTool, mcpCatalog, mcpTool } from './catalog.ts';
 import { MCP_CALL, type McpCall } from './context.ts';
 import type { AuthorizationState } from './request-state.ts';
 import { errorResult, successResult } from './results.ts';
@@ -65,8 +65,7 @@ export function mcpServerFactory(
 
     server.setRequestHandler('tools/call', async (request, ctx) => {
       const { name } = request.params;
-      const catalog = await mcpCatalog(deps.apps, call.caller.principal, call.apps);
-      const entry = catalog.find((candidate) => candidate.name === name);
+      const entry = await findMcpTool(deps.apps, call.caller.principal, call.apps, name);
       if (!entry) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
       const previous = ctx.mcpReq.requestState<AuthorizationState>();
       // Verified (signature, expiry, key/client/user binding) before we get here; the tool is ours to check.
