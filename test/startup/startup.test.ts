@@ -78,7 +78,8 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-describe('npm start', () => {
+// Each case starts real server processes, some on a new database: minutes on a busy machine.
+describe('npm start', { timeout: 240_000 }, () => {
   it('prints a bad setting as one line and exits 1', async () => {
     const r = server({ PORT: 'x' });
     expect(await r.exited).toBe(1);
@@ -182,22 +183,26 @@ describe('npm start', () => {
   });
 });
 
-describe.skipIf(!hasPostgres())('two servers starting at once on one PostgreSQL', () => {
-  it('print one admin key between them', async () => {
-    const db = await createTestDatabase('postgres', { migrated: false });
-    try {
-      const runs = [server({ DATABASE_URL: db.url }), server({ DATABASE_URL: db.url })];
-      await Promise.all(runs.map((r) => r.ready));
-      const keys = runs.flatMap((r) =>
-        r
-          .err()
-          .split('\n')
-          .filter((line) => ADMIN_KEY_LINE.test(line)),
-      );
-      expect(keys).toHaveLength(1);
-      expect(await Promise.all(runs.map(stop))).toEqual([0, 0]);
-    } finally {
-      await db.drop();
-    }
-  });
-});
+describe.skipIf(!hasPostgres())(
+  'two servers starting at once on one PostgreSQL',
+  { timeout: 240_000 },
+  () => {
+    it('print one admin key between them', async () => {
+      const db = await createTestDatabase('postgres', { migrated: false });
+      try {
+        const runs = [server({ DATABASE_URL: db.url }), server({ DATABASE_URL: db.url })];
+        await Promise.all(runs.map((r) => r.ready));
+        const keys = runs.flatMap((r) =>
+          r
+            .err()
+            .split('\n')
+            .filter((line) => ADMIN_KEY_LINE.test(line)),
+        );
+        expect(keys).toHaveLength(1);
+        expect(await Promise.all(runs.map(stop))).toEqual([0, 0]);
+      } finally {
+        await db.drop();
+      }
+    });
+  },
+);
