@@ -31,6 +31,7 @@ describe('large documents', () => {
     expect(warm.status).toBe(200);
     const document = largeDocument(upstream.url, 3000);
     let done = false;
+    const startedAt = performance.now();
     const registration = call(server.url, 'PUT', '/admin/apps/large', {
       key: server.adminKey,
       body: { provider: 'acme.large', openapi: document, auth: { type: 'none' } },
@@ -46,13 +47,14 @@ describe('large documents', () => {
       latencies.push(performance.now() - started);
     }
     const reply = await registration;
+    const registrationMs = performance.now() - startedAt;
     expect(reply.status, reply.text).toBe(200);
     expect(reply.body.tools).toHaveLength(3000);
     expect(latencies.length).toBeGreaterThan(5);
-    // On the event loop the compile held every request for seconds; off it, a probe waits at most
-    // for the body's JSON parse. Generous for a machine shared with other work.
-    expect(Math.max(...latencies)).toBeLessThan(1000);
-  });
+    // On the event loop the compile held every request for most of the registration; off it, a
+    // probe waits at most for the body's JSON parse. Relative, so a loaded machine slows both sides.
+    expect(Math.max(...latencies)).toBeLessThan(registrationMs / 4);
+  }, 120_000);
 
   it('stores the compiled catalog: another server reads it without compiling, and a missing one is rebuilt', async () => {
     // One PGlite folder serves one process at a time: the servers take turns on it.
@@ -103,7 +105,8 @@ describe('large documents', () => {
     } finally {
       await database.drop();
     }
-  });
+    // Three servers start one after the other on one PGlite folder.
+  }, 120_000);
 });
 
 describe('MAX_DOCUMENT_BYTES', () => {
