@@ -34,11 +34,16 @@ export function createContextInner(
     logFields?: RequestLogFields;
   },
 ): Context {
+  let log: Logger | undefined;
   return {
     deps,
     requestId: request.requestId,
     headers: request.headers,
-    log: deps.logger.child({ requestId: request.requestId }),
+    // The request's child logger is made on first use: most calls never log (bench profile).
+    get log() {
+      log ??= deps.logger.child({ requestId: request.requestId });
+      return log;
+    },
     response: { headers: {} },
     startedAt: request.startedAt ?? performance.now(),
     ...(request.remoteAddress ? { remoteAddress: request.remoteAddress } : {}),

@@ -3,7 +3,7 @@ import type { AnyRouter } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { apiError, type ErrorBody } from '../shared/errors.ts';
 import { type BodyFailure, readJsonBody } from './body.ts';
-import { createContextInner } from './context.ts';
+import { type Context, createContextInner } from './context.ts';
 import type { AppDeps } from './deps.ts';
 import { requestLogFields } from './logger.ts';
 import { ApiProblem } from './problem.ts';
@@ -64,6 +64,11 @@ export interface ProcedureRouteOptions {
   createCaller: (ctx: ReturnType<typeof createContextInner>) => unknown;
   /** The body limit of a route (PUT of a whole document may allow more than MAX_BODY_BYTES). */
   bodyLimit: (route: ProcedureRoute) => number;
+  /**
+   * Procedures (by path) whose REST route runs a function doing the procedure's own steps instead
+   * of the tRPC caller: for the hot path, where tRPC's per-level context copies show.
+   */
+  direct?: Readonly<Record<string, (ctx: Context, input: unknown) => Promise<unknown>>>;
 }
 
 /** The route-table entries of the router's REST routes. */
@@ -111,12 +116,15 @@ async function handleProcedure(
     remoteAddress: req.socket.remoteAddress,
     logFields: requestLogFields(res),
   });
-  const caller = options.createCaller(ctx) as Record<string, unknown>;
-  const call = route.procedurePath
-    .split('.')
-    .reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], caller) as (
-    input: unknown,
-  ) => Promise<unknown>;
+  const direct = options.direct?.[route.procedurePath];
+  const call = direct
+    ? (input: unknown) => direct(ctx, input)
+    : (route.procedurePath
+        .split('.')
+        .reduce<unknown>(
+          (node, key) => (node as Record<string, unknown>)[key],
+          options.createCaller(ctx),
+        ) as (input: unknown) => Promise<unknown>);
   try {
     const output = await call(routeInput(route, request.params, request.url, body));
     sendJson(res, ctx.response.status ?? 200, output, ctx.response.headers);

@@ -17,15 +17,20 @@ import { ApiProblem, issuesFromZod, keyLacksScope } from './problem.ts';
 export function problemBody(error: unknown, bodyLimit = 0): ErrorBody {
   if (error instanceof ApiProblem) return error.body;
   const cause = (error as { cause?: unknown })?.cause;
-  if (cause && typeof cause === 'object' && (cause as { name?: string }).name === 'ZodError') {
-    const issues = issuesFromZod((cause as { issues: Parameters<typeof issuesFromZod>[0] }).issues);
-    return apiError('invalid_request', 'The request does not have the expected shape.', { issues });
-  }
+  if (cause && typeof cause === 'object' && (cause as { name?: string }).name === 'ZodError')
+    return inputProblem((cause as { issues: Parameters<typeof issuesFromZod>[0] }).issues);
   if (error instanceof TRPCError) {
     const mistake = clientMistake(error, bodyLimit);
     if (mistake) return mistake;
   }
   return apiError('internal_error', 'The server failed to handle this request.');
+}
+
+/** 400 for an input its schema refuses (tRPC's input parser, or a surface that parses the same schema). */
+export function inputProblem(zodIssues: Parameters<typeof issuesFromZod>[0]): ErrorBody {
+  return apiError('invalid_request', 'The request does not have the expected shape.', {
+    issues: issuesFromZod(zodIssues),
+  });
 }
 
 /** tRPC's own codes for a caller's mistake, as contract bodies; null for anything else. */

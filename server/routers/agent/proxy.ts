@@ -1,26 +1,64 @@
 import { HEADER } from '../../../shared/headers.ts';
-import { proxyInput, proxyOutput } from '../../../shared/schemas/agent.ts';
+import {
+  type ProxyInput,
+  type ProxySuccess,
+  proxyInput,
+  proxyOutput,
+} from '../../../shared/schemas/agent.ts';
 import { proxyHeaders } from '../../../shared/schemas/headers.ts';
-import { admitCall, callTool } from '../../calls/call-tool.ts';
-import { headerValue } from '../../context.ts';
+import { type AdmittedCaller, admitCall, callTool } from '../../calls/call-tool.ts';
+import { type Context, headerValue } from '../../context.ts';
 import { ApiProblem } from '../../problem.ts';
-import { authenticateAgent, publicProcedure } from '../../trpc.ts';
+import { authenticateAgent, inputProblem, publicProcedure } from '../../trpc.ts';
 
-/** Key → client → rate limit, in the contract's order and in one middleware (see authenticateAgent). */
+/** What the middleware lets through to the resolver. */
+interface Admitted {
+  caller: AdmittedCaller;
+  /** The raw parameters had an own `__proto__` key, which input parsing drops. */
+  protoParameter: boolean;
+}
+
+/** Key → client → rate limit, in the contract's order; then the raw input's `__proto__` check. */
+async function admit(ctx: Context, raw: unknown): Promise<Admitted> {
+  const admitted = admitCall(ctx.deps, await authenticateAgent(ctx));
+  if (!admitted.ok) throw new ApiProblem(admitted.error.body, admitted.error.headers);
+  // Input parsing drops an own `__proto__` key (a pollution guard); the contract still wants the
+  // unknown name reported, so look for it in the raw input.
+  const parameters =
+    raw && typeof raw === 'object' ? (raw as { parameters?: unknown }).parameters : undefined;
+  const protoParameter =
+    parameters !== null && typeof parameters === 'object' && Object.hasOwn(parameters, '__proto__');
+  return { caller: admitted.value, protoParameter };
+}
+
+/** The resolver: the parsed input through the tool-call core, its outcome as output or ApiProblem. */
+async function run(ctx: Context, admitted: Admitted, input: ProxyInput): Promise<ProxySuccess> {
+  const outcome = await callTool(ctx.deps, admitted.caller, {
+    toolId: input.toolId,
+    parameters: input.parameters,
+    appId: headerValue(ctx.headers, HEADER.appId),
+    userId: headerValue(ctx.headers, HEADER.userId),
+    idempotencyKey: headerValue(ctx.headers, HEADER.idempotencyKey),
+    earlierIssues: admitted.protoParameter ? [PROTO_ISSUE] : [],
+    startedAt: ctx.startedAt,
+    // Read only when the call logs (idempotency): the request's child logger is made on first use.
+    get log() {
+      return ctx.log;
+    },
+    logFields: ctx.logFields,
+  });
+  if (!outcome.ok) throw new ApiProblem(outcome.error.body, outcome.error.headers);
+  Object.assign(ctx.response.headers, outcome.value.headers);
+  return outcome.value.body;
+}
+
+/** Key → client → rate limit in one middleware (see authenticateAgent). */
 const limitedProcedure = publicProcedure.use(async function requireAgentWithinRate({
   ctx,
   next,
   getRawInput,
 }) {
-  const admitted = admitCall(ctx.deps, await authenticateAgent(ctx));
-  if (!admitted.ok) throw new ApiProblem(admitted.error.body, admitted.error.headers);
-  // Input parsing drops an own `__proto__` key (a pollution guard); the contract still wants the
-  // unknown name reported, so look for it in the raw input.
-  const raw = (await getRawInput()) as { parameters?: unknown } | undefined;
-  const parameters = raw && typeof raw === 'object' ? raw.parameters : undefined;
-  const protoParameter =
-    parameters !== null && typeof parameters === 'object' && Object.hasOwn(parameters, '__proto__');
-  return next({ ctx: { caller: admitted.value, protoParameter } });
+  return next({ ctx: await admit(ctx, await getRawInput()) });
 });
 
 const PROTO_ISSUE = {
@@ -48,19 +86,19 @@ export const proxyProcedure = limitedProcedure
   })
   .input(proxyInput)
   .output(proxyOutput)
-  .mutation(async ({ ctx, input }) => {
-    const outcome = await callTool(ctx.deps, ctx.caller, {
-      toolId: input.toolId,
-      parameters: input.parameters,
-      appId: headerValue(ctx.headers, HEADER.appId),
-      userId: headerValue(ctx.headers, HEADER.userId),
-      idempotencyKey: headerValue(ctx.headers, HEADER.idempotencyKey),
-      earlierIssues: ctx.protoParameter ? [PROTO_ISSUE] : [],
-      startedAt: ctx.startedAt,
-      log: ctx.log,
-      logFields: ctx.logFields,
-    });
-    if (!outcome.ok) throw new ApiProblem(outcome.error.body, outcome.error.headers);
-    Object.assign(ctx.response.headers, outcome.value.headers);
-    return outcome.value.body;
-  });
+  .mutation(({ ctx, input }) => run(ctx, ctx, input));
+
+/**
+ * REST `POST /proxyV2` without tRPC's caller: the same steps as the procedure above, in its order
+ * (middleware, input schema, resolver, output schema), minus the context copies tRPC makes at
+ * every level, which the bench profile shows on the hot path. The schemas are the procedure's own
+ * (a test holds them to it), so /openapi.json, tRPC and REST keep one definition.
+ */
+export async function serveProxy(ctx: Context, raw: unknown): Promise<ProxySuccess> {
+  const admitted = await admit(ctx, raw);
+  const input = proxyInput.safeParse(raw);
+  if (!input.success) throw new ApiProblem(inputProblem(input.error.issues));
+  const output = proxyOutput.safeParse(await run(ctx, admitted, input.data));
+  if (!output.success) throw new Error('the proxy answer does not match its output schema');
+  return output.data;
+}
