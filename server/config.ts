@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { OAUTH_STATE_LIFETIME_MS } from '../shared/oauth-state.ts';
 import { parseKek } from './crypto/kms/local.ts';
 
 /**
@@ -107,7 +108,7 @@ export interface Config {
 
 /** Fixed limits (CONTRACT.md §6) and internal timings: the one home of each number. */
 export const LIMITS = {
-  oauthStateTtlMs: 10 * 60 * 1000,
+  oauthStateTtlMs: OAUTH_STATE_LIFETIME_MS,
   /** Used or expired states stay known this long past expiry, so late callbacks still redirect. */
   oauthStateRetentionMs: 24 * 60 * 60 * 1000,
   idempotencyTtlMs: 24 * 60 * 60 * 1000,

@@ -28,12 +28,13 @@ export function checkParameters(
   });
 }
 
+/** The one message for a malformed X-Service-User-Id, on every surface (REST, tRPC, MCP). */
+export const BAD_USER_HEADER = `${USER_HEADER} must be 1 to 256 characters, none of them a control character.`;
+
 /** X-Service-User-Id: absent is fine unless the tool needs a user; present must be 1–256 chars. */
 export function checkUserHeader(userId: string | undefined, required: boolean): ErrorBody | null {
   if (userId === undefined) {
     return required ? badHeader(`${USER_HEADER} is required: this tool acts for an end user.`) : null;
   }
-  return userIdSchema.safeParse(userId).success
-    ? null
-    : badHeader(`${USER_HEADER} must be 1 to 256 characters.`);
+  return userIdSchema.safeParse(userId).success ? null : badHeader(BAD_USER_HEADER);
 }

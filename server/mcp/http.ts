@@ -2,10 +2,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createMcpHandler, validateHostHeader } from '@modelcontextprotocol/server';
 import { apiError } from '../../shared/errors.ts';
 import { HEADER } from '../../shared/headers.ts';
-import { ID_PATTERN } from '../../shared/ids.ts';
+import { ID_PATTERN, userIdSchema } from '../../shared/ids.ts';
 import { readJsonBody } from '../body.ts';
+import { BAD_USER_HEADER } from '../calls/checks.ts';
 import { headerValue } from '../context.ts';
 import type { AppDeps } from '../deps.ts';
+import { badHeader } from '../errors.ts';
 import { sendError, sendJson } from '../respond.ts';
 import { bodyFailure } from '../rest.ts';
 import { rememberInitialize } from './clients.ts';
@@ -110,6 +112,10 @@ export function createMcpRoute(deps: AppDeps) {
       return sendError(res, apiError('invalid_request', text, { issues: [{ path: '', message: text }] }));
     }
     const userId = headerValue(req.headers, HEADER.userId);
+    // Checked before anything is stored (the 2025-era capability memory keys on it).
+    if (userId !== undefined && !userIdSchema.safeParse(userId).success) {
+      return sendError(res, badHeader(BAD_USER_HEADER));
+    }
     const rpc = message as { method?: unknown; params?: { capabilities?: unknown; arguments?: unknown } };
     const keyId = principal.keyId;
     if (rpc.method === 'initialize' && keyId) {

@@ -660,6 +660,25 @@ describeBackends('MCP', (backend) => {
       });
       expect(harness.upstream.requests.length).toBe(before);
     });
+
+    it('refuses a user id with a control character before anything is stored or run', async () => {
+      const headers = {
+        ...agentHeaders(harness.agent, 'u\tx'),
+        ...MODERN_HEADERS,
+        'mcp-name': 'plain__echo',
+      };
+      const before = harness.upstream.requests.length;
+      const reply = await rawMcp(harness.server.url, modernCall(6, 'plain__echo', {}), headers);
+      const message = 'X-Service-User-Id must be 1 to 256 characters, none of them a control character.';
+      expect(reply.status).toBe(400);
+      expect(reply.json).toEqual({
+        ok: false,
+        error: 'invalid_request',
+        message,
+        issues: [{ path: '', message }],
+      });
+      expect(harness.upstream.requests.length).toBe(before);
+    });
   });
 });
 
