@@ -15,6 +15,7 @@ import { IdempotencyService } from './idempotency/service.ts';
 import { idempotencySettings } from './idempotency/settings.ts';
 import { createLogger } from './logger.ts';
 import { createMetrics } from './metrics.ts';
+import { GrantCache } from './oauth/grant-cache.ts';
 import { IssuerPolicy } from './oauth/issuer.ts';
 import { createRefreshFlights } from './oauth/refresh-flights.ts';
 import { OAuthStateRepository } from './oauth/state-repository.ts';
@@ -55,6 +56,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     limiter: new SlidingWindowLimiter(config.rateLimitPerKeyPerMin),
     metrics,
     idempotency: new IdempotencyService(db.prisma, clock, logger, idempotencySettings(config)),
+    grants: new GrantCache(),
     refreshes: createRefreshFlights(),
     states: new OAuthStateRepository(db.prisma, logger),
     issuers: new IssuerPolicy(logger),

@@ -8,6 +8,7 @@ import type { Envelope } from './crypto/envelope.ts';
 import type { Database } from './db/database.ts';
 import type { IdempotencyService } from './idempotency/service.ts';
 import type { Metrics } from './metrics.ts';
+import type { GrantCache } from './oauth/grant-cache.ts';
 import type { IssuerPolicy } from './oauth/issuer.ts';
 import type { RefreshFlights } from './oauth/refresh-flights.ts';
 import type { OAuthStateRepository } from './oauth/state-repository.ts';
@@ -25,6 +26,8 @@ export interface AppDeps {
   idempotency: IdempotencyService;
   /** Prometheus metrics: the tool-call core reports each call (recordCall), OAuth each refresh. */
   metrics: Metrics;
+  /** Opened end-user grants, so a warm OAuth call runs no query (oauth/grant-cache.ts). */
+  grants: GrantCache;
   /** In-flight OAuth refreshes of this server, one per grant (oauth/refresh.ts). */
   refreshes: RefreshFlights;
   /** OAuth state rows: create, find, claim (the single-use rule). */

@@ -108,12 +108,19 @@ export async function userAccess(
   neededScopes: readonly string[],
   seen: SeenSecrets = new Set(),
 ): Promise<UserAccess> {
-  const row = await findGrant(deps.db.prisma, key);
-  if (!row) return err(authRequired(app.appId));
-  if (row.status !== 'active') return err(authRequired(app.appId, true));
+  // Warm: no query, no envelope (grant-cache.ts).
+  const grant = await deps.grants.get(
+    key,
+    app.updatedAt.getTime(),
+    deps.clock.now(),
+    () => findGrant(deps.db.prisma, key),
+    (row) => openTokens(deps.envelope, key, row.credential),
+  );
+  if (!grant) return err(authRequired(app.appId));
+  const { row, tokens } = grant;
+  if (row.status !== 'active' || !tokens) return err(authRequired(app.appId, true));
   const denied = missingScope(neededScopes, row.scopes);
   if (denied) return err(denied);
-  const tokens = await openTokens(deps.envelope, key, row.credential);
   seen.add(tokens.access_token);
   if (tokens.refresh_token) seen.add(tokens.refresh_token);
   if (!expiresSoon(row.expiresAt, deps.clock.now())) {

@@ -2,6 +2,7 @@ import { LIMITS } from '../config.ts';
 import type { Envelope } from '../crypto/envelope.ts';
 import type { Prisma, PrismaClient } from '../db/generated/client.ts';
 import { newId } from '../ids.ts';
+import { grantsChanged } from './grant-cache.ts';
 
 /**
  * End-user grants: one `connections` row per (client, user, app). The token set is sealed with
@@ -120,12 +121,15 @@ export async function saveGrant(
       update: data,
       select: { id: true },
     });
+  grantsChanged();
   try {
     await upsert();
   } catch (error) {
     // Two callbacks of one triple racing to create: the loser's insert conflicts; it replaces instead.
     if ((error as { code?: string }).code !== 'P2002') throw error;
     await upsert();
+  } finally {
+    grantsChanged();
   }
 }
 
@@ -141,17 +145,22 @@ export async function saveRefreshedTokens(
   grant: NewTokens,
   now: Date,
 ): Promise<void> {
-  await db.connection.update({
-    where: { id },
-    data: {
-      status: 'active' satisfies GrantStatus,
-      scopes: grant.scopes,
-      expiresAt: grant.expiresAt,
-      credential: await sealTokens(envelope, key, grant.tokens),
-      updatedAt: now,
-    },
-    select: { id: true },
-  });
+  grantsChanged();
+  try {
+    await db.connection.update({
+      where: { id },
+      data: {
+        status: 'active' satisfies GrantStatus,
+        scopes: grant.scopes,
+        expiresAt: grant.expiresAt,
+        credential: await sealTokens(envelope, key, grant.tokens),
+        updatedAt: now,
+      },
+      select: { id: true },
+    });
+  } finally {
+    grantsChanged();
+  }
 }
 
 /**
@@ -166,25 +175,35 @@ export async function saveRefreshedTokensIf(
   grant: NewTokens,
   now: Date,
 ): Promise<boolean> {
-  const { count } = await db.connection.updateMany({
-    where: { id: version.id, credential: { equals: new Uint8Array(version.credential) } },
-    data: {
-      status: 'active' satisfies GrantStatus,
-      scopes: grant.scopes,
-      expiresAt: grant.expiresAt,
-      credential: await sealTokens(envelope, key, grant.tokens),
-      updatedAt: now,
-    },
-  });
-  return count === 1;
+  grantsChanged();
+  try {
+    const { count } = await db.connection.updateMany({
+      where: { id: version.id, credential: { equals: new Uint8Array(version.credential) } },
+      data: {
+        status: 'active' satisfies GrantStatus,
+        scopes: grant.scopes,
+        expiresAt: grant.expiresAt,
+        credential: await sealTokens(envelope, key, grant.tokens),
+        updatedAt: now,
+      },
+    });
+    return count === 1;
+  } finally {
+    grantsChanged();
+  }
 }
 
 export async function markReauthRequired(db: Db, id: string, now: Date): Promise<void> {
-  await db.connection.update({
-    where: { id },
-    data: { status: 'reauth_required' satisfies GrantStatus, updatedAt: now },
-    select: { id: true },
-  });
+  grantsChanged();
+  try {
+    await db.connection.update({
+      where: { id },
+      data: { status: 'reauth_required' satisfies GrantStatus, updatedAt: now },
+      select: { id: true },
+    });
+  } finally {
+    grantsChanged();
+  }
 }
 
 export interface ConnectionListing {
@@ -210,5 +229,10 @@ export function listGrants(
 }
 
 export async function deleteGrant(db: Db, id: string): Promise<void> {
-  await db.connection.deleteMany({ where: { id } });
+  grantsChanged();
+  try {
+    await db.connection.deleteMany({ where: { id } });
+  } finally {
+    grantsChanged();
+  }
 }
