@@ -94,11 +94,27 @@ export function createMetrics() {
     registers: [registry],
   });
 
+  // Bounded like the labels: route templates × methods × statuses.
+  const perRequest = new Map<
+    string,
+    { count: ReturnType<typeof requests.labels>; duration: ReturnType<typeof duration.labels> }
+  >();
+
   return {
     registry,
     observe(route: string, method: string, status: number, seconds: number): void {
-      requests.inc({ route, method, status: String(status) });
-      duration.observe({ route }, seconds);
+      // The label children, looked up once per series: prom-client hashes a label object per call.
+      const key = `${route} ${method} ${status}`;
+      let series = perRequest.get(key);
+      if (!series) {
+        series = {
+          count: requests.labels({ route, method, status: String(status) }),
+          duration: duration.labels({ route }),
+        };
+        perRequest.set(key, series);
+      }
+      series.count.inc();
+      series.duration.observe(seconds);
     },
     /** One tool call, whatever its outcome. */
     recordCall(report: CallReport): void {

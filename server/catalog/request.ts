@@ -60,10 +60,8 @@ export function buildUpstreamRequest(
   const problem = (parameter: ToolParameter, message: string) =>
     issues.push({ path: `/${escapeToken(parameter.key)}`, message });
 
-  let base: URL;
-  try {
-    base = new URL(baseUrl);
-  } catch {
+  const base = parseBase(baseUrl);
+  if (!base) {
     return { ok: false, issues: [{ path: '', message: 'The app has no valid base URL.' }] };
   }
   if (base.protocol !== 'http:' && base.protocol !== 'https:') {
@@ -162,22 +160,21 @@ function expandPath(
   problem: (parameter: ToolParameter, message: string) => void,
 ): string | null {
   let ok = true;
-  const segments = tool.pathTemplate.split('/').map((segment) => {
+  const segments = pathTemplateOf(tool).map((parts) => {
     const used: ToolParameter[] = [];
-    const expanded = segment
-      .split(/(\{[^{}]*\})/)
-      .map((part) => {
-        const name = /^\{([^{}]*)\}$/.exec(part)?.[1];
-        if (name === undefined) return encodeTemplateText(part);
-        const parameter = tool.parameters.find((p) => p.in === 'path' && p.name === name);
-        if (!parameter || !given.has(parameter)) {
-          ok = false; // reported as a missing required parameter
-          return '';
-        }
-        used.push(parameter);
-        return serializePath(parameter, given.get(parameter));
-      })
-      .join('');
+    let expanded = '';
+    for (const part of parts) {
+      if (typeof part === 'string') {
+        expanded += part;
+        continue;
+      }
+      if (!part || !given.has(part)) {
+        ok = false; // reported as a missing required parameter
+        continue;
+      }
+      used.push(part);
+      expanded += serializePath(part, given.get(part));
+    }
     if (used.length > 0 && expanded.split('/').some((piece) => ['', '.', '..'].includes(piece))) {
       ok = false;
       for (const parameter of used) {
@@ -190,6 +187,40 @@ function expandPath(
     return expanded;
   });
   return ok ? segments.join('/') : null;
+}
+
+/** A path template segment's parts: literal text (already encoded) or its path parameter (undefined: none). */
+type TemplatePart = string | ToolParameter | undefined;
+
+/** Each tool's path template, split and looked up once (the bench showed the per-call split). */
+const pathTemplates = new WeakMap<Tool, TemplatePart[][]>();
+
+function pathTemplateOf(tool: Tool): TemplatePart[][] {
+  let segments = pathTemplates.get(tool);
+  if (!segments) {
+    segments = tool.pathTemplate.split('/').map((segment) =>
+      segment.split(/(\{[^{}]*\})/).map((part) => {
+        const name = /^\{([^{}]*)\}$/.exec(part)?.[1];
+        if (name === undefined) return encodeTemplateText(part);
+        return tool.parameters.find((p) => p.in === 'path' && p.name === name);
+      }),
+    );
+    pathTemplates.set(tool, segments);
+  }
+  return segments;
+}
+
+/** Parsed base URLs (one per app; only read, never changed), so a call does not parse its app's again. */
+const bases = new Map<string, URL | null>();
+
+function parseBase(baseUrl: string): URL | null {
+  let base = bases.get(baseUrl);
+  if (base === undefined) {
+    if (bases.size >= 1_000) bases.clear();
+    base = parseUrl(baseUrl);
+    bases.set(baseUrl, base);
+  }
+  return base;
 }
 
 /** The query a path key carries, made a valid query: characters a query can't hold raw are encoded. */
