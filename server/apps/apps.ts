@@ -51,8 +51,8 @@ export async function putApp(
   const { publicAuth, secret } = splitSecret(input.auth);
   const service = serviceParameter(publicAuth);
   const compiled = await compiler.compile(input.openapi, service ? { service } : {});
-  if (!compiled.ok) return err(compiled.issues);
-  const baseUrl = input.baseUrl ?? compiled.serverUrl;
+  if (!compiled.ok) return err(compiled.error);
+  const baseUrl = input.baseUrl ?? compiled.value.serverUrl;
   if (!baseUrl) {
     return err([
       {
@@ -67,8 +67,8 @@ export async function putApp(
     baseUrl: input.baseUrl ?? null,
     // Kept as text: the tools (their order, the media types picked) come out of the stored document
     // exactly as they came out of the registration.
-    openapi: compiled.documentText,
-    catalog: compiled.catalogText,
+    openapi: compiled.value.documentText,
+    catalog: compiled.value.catalogText,
     authType: input.auth.type,
     authConfig: publicAuth as Prisma.InputJsonValue,
     authSecret: authSecret === null ? null : new Uint8Array(authSecret),
@@ -80,7 +80,7 @@ export async function putApp(
     update: data,
     select: { id: true },
   });
-  return ok({ appId: input.appId, tools: compiled.tools, skipped: compiled.skipped });
+  return ok({ appId: input.appId, tools: compiled.value.tools, skipped: compiled.value.skipped });
 }
 
 export async function deleteApp(prisma: PrismaClient, appId: string): Promise<boolean> {

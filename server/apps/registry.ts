@@ -176,7 +176,7 @@ export class AppRegistry {
     const outcome = await this.compiler.compile(row.openapi, service ? { service } : {});
     if (!outcome.ok) {
       this.logger.error(
-        { appId: row.id, issues: outcome.issues.slice(0, 5) },
+        { appId: row.id, issues: outcome.error.slice(0, 5) },
         'stored app no longer compiles',
       );
       return null;
@@ -185,8 +185,8 @@ export class AppRegistry {
     await this.prisma.app.updateMany({
       where: { id: row.id, updatedAt: row.updatedAt },
       // The version stays the same (Prisma would stamp a new updated_at): other servers keep their cache.
-      data: { catalog: outcome.catalogText, updatedAt: row.updatedAt },
+      data: { catalog: outcome.value.catalogText, updatedAt: row.updatedAt },
     });
-    return openCatalog(outcome.catalogText);
+    return openCatalog(outcome.value.catalogText);
   }
 }

@@ -8,19 +8,20 @@
  *
  * @example
  * const compiled = await compileDocument(registration.openapi, { service: { in: 'header', name: 'X-Api-Key' } });
- * if (!compiled.ok) return apiError('invalid_request', 'The OpenAPI document has problems.', { issues: compiled.issues });
- * const app = openCatalog(compiled.catalogText);
+ * if (!compiled.ok) return apiError('invalid_request', 'The OpenAPI document has problems.', { issues: compiled.error });
+ * const app = openCatalog(compiled.value.catalogText);
  * const tool = app?.tools.get('getItem');
  * const issues = tool.validate(parameters);
  * const request = tool.buildRequest(baseUrl, parameters, { credentials: { headers: { 'x-api-key': key } } });
  */
 import type { Ajv2020, ValidateFunction } from 'ajv/dist/2020.js';
+import { err, ok, type Result } from '../result.ts';
 import { documentServerUrl, loadDocument } from './document.ts';
 import { unpackText } from './packing.ts';
 import { child } from './pointer.ts';
 import { type BuildOptions, type BuildOutcome, buildUpstreamRequest } from './request.ts';
 import { deriveTools } from './tools.ts';
-import type { Issue, OpenApiVersion, Outcome, ServiceParameter, SkippedOperation, Tool } from './types.ts';
+import type { Issue, OpenApiVersion, ServiceParameter, SkippedOperation, Tool } from './types.ts';
 import { createAjv, errorsToIssues } from './validate.ts';
 
 /** Bumped whenever what `compileDocument` produces changes: stored catalogs of another format are recompiled. */
@@ -80,39 +81,34 @@ export interface CompiledDocument {
 export async function compileDocument(
   input: unknown,
   options: CompileOptions = {},
-): Promise<Outcome<CompiledDocument>> {
+): Promise<Result<CompiledDocument, Issue[]>> {
   const prefix = options.pointerPrefix ?? '/openapi';
   const loaded = await loadDocument(input);
-  if (!loaded.ok) {
-    return {
-      ok: false,
-      issues: loaded.issues.map((issue) => ({ path: prefix + issue.path, message: issue.message })),
-    };
-  }
-  const derived = deriveTools(loaded.document, loaded.version, {
+  if (!loaded.ok)
+    return err(loaded.error.map((issue) => ({ path: prefix + issue.path, message: issue.message })));
+  const document = loaded.value;
+  const derived = deriveTools(document.document, document.version, {
     ajv: createAjv(),
-    documentNodes: loaded.nodes,
+    documentNodes: document.nodes,
     pointerPrefix: prefix,
     ...(options.service ? { service: options.service } : {}),
   });
-  if (derived.issues.length > 0) return { ok: false, issues: derived.issues };
+  if (derived.issues.length > 0) return err(derived.issues);
   if (derived.tools.length === 0) {
     const issues: Issue[] = derived.skipped.slice(0, 100).map((operation) => ({
       path: child(`${prefix}/paths`, operation.path, operation.method.toLowerCase()),
       message: `No operation can be served: ${operation.reason}`,
     }));
-    return {
-      ok: false,
-      issues:
-        issues.length > 0
-          ? issues
-          : [{ path: `${prefix}/paths`, message: 'The document defines no operation.' }],
-    };
+    return err(
+      issues.length > 0
+        ? issues
+        : [{ path: `${prefix}/paths`, message: 'The document defines no operation.' }],
+    );
   }
-  const serverUrl = documentServerUrl(loaded.document);
+  const serverUrl = documentServerUrl(document.document);
   const catalog: StoredCatalog = {
     format: CATALOG_FORMAT,
-    version: loaded.version,
+    version: document.version,
     serverUrl,
     tools: derived.tools.map(({ parametersSchema, ...tool }) => ({
       ...tool,
@@ -120,14 +116,13 @@ export async function compileDocument(
     })),
     skipped: derived.skipped,
   };
-  return {
-    ok: true,
+  return ok({
     catalogText: JSON.stringify(catalog),
-    documentText: loaded.text,
+    documentText: document.text,
     tools: derived.tools.map((tool) => tool.name),
     skipped: derived.skipped,
     serverUrl,
-  };
+  });
 }
 
 /** The callable tools of a stored catalog (plain or packed text); null when unreadable or of another format. */
@@ -153,11 +148,11 @@ export function openCatalog(text: string): CompiledApp | null {
 export async function compileApp(
   input: unknown,
   options: CompileOptions = {},
-): Promise<Outcome<{ app: CompiledApp; documentText: string }>> {
+): Promise<Result<{ app: CompiledApp; documentText: string }, Issue[]>> {
   const compiled = await compileDocument(input, options);
   if (!compiled.ok) return compiled;
-  const app = openCatalog(compiled.catalogText) as CompiledApp;
-  return { ok: true, app, documentText: compiled.documentText };
+  const app = openCatalog(compiled.value.catalogText) as CompiledApp;
+  return ok({ app, documentText: compiled.value.documentText });
 }
 
 class LazyTool implements CompiledTool {

@@ -20,8 +20,8 @@ parentPort?.on('message', async (job: CompileJob) => {
     const outcome = await compileDocument(input, job.options);
     // Stored packed: the main thread then writes a seventh of the bytes (see packing.ts).
     if (outcome.ok) {
-      outcome.catalogText = packText(outcome.catalogText);
-      outcome.documentText = packText(outcome.documentText);
+      outcome.value.catalogText = packText(outcome.value.catalogText);
+      outcome.value.documentText = packText(outcome.value.documentText);
     }
     parentPort?.postMessage({ id: job.id, outcome });
   } catch (error) {

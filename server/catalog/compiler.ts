@@ -9,9 +9,10 @@
  * refused (400), and the worker is replaced — the server itself never runs out of memory.
  */
 import { Worker } from 'node:worker_threads';
+import { err, type Result } from '../result.ts';
 import type { CompiledDocument, CompileOptions } from './catalog.ts';
 import type { CompileJob } from './compile-worker.ts';
-import type { Outcome } from './types.ts';
+import type { Issue } from './types.ts';
 
 export interface CompilerLimits {
   /** Heap of the worker thread, in MiB. */
@@ -24,11 +25,11 @@ export interface CompilerLimits {
 
 export const DEFAULT_COMPILER_LIMITS: CompilerLimits = { heapMb: 2048, timeoutMs: 120_000, idleMs: 300_000 };
 
-type Answer = { id: number; outcome: Outcome<CompiledDocument> } | { id: number; failure: string };
+type Answer = { id: number; outcome: Result<CompiledDocument, Issue[]> } | { id: number; failure: string };
 
 interface Pending {
   job: CompileJob;
-  resolve(outcome: Outcome<CompiledDocument>): void;
+  resolve(outcome: Result<CompiledDocument, Issue[]>): void;
 }
 
 export class DocumentCompiler {
@@ -54,7 +55,7 @@ export class DocumentCompiler {
    * `catalogText` and `documentText` come back packed for storage (`packing.ts`); `input` may be a
    * stored (packed) document.
    */
-  compile(input: unknown, options: CompileOptions = {}): Promise<Outcome<CompiledDocument>> {
+  compile(input: unknown, options: CompileOptions = {}): Promise<Result<CompiledDocument, Issue[]>> {
     this.#jobs += 1;
     return new Promise((resolve) => {
       this.#queue.push({ job: { id: this.#nextId++, input, options }, resolve });
@@ -93,7 +94,7 @@ export class DocumentCompiler {
     worker.postMessage(next.job);
   }
 
-  #finish(outcome: Outcome<CompiledDocument>): void {
+  #finish(outcome: Result<CompiledDocument, Issue[]>): void {
     const running = this.#running;
     if (!running) return;
     clearTimeout(running.timer);
@@ -143,6 +144,6 @@ export class DocumentCompiler {
   }
 }
 
-function refused(message: string): Outcome<CompiledDocument> {
-  return { ok: false, issues: [{ path: '/openapi', message }] };
+function refused(message: string): Result<CompiledDocument, Issue[]> {
+  return err([{ path: '/openapi', message }]);
 }

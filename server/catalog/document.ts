@@ -9,8 +9,9 @@
 import s2o from 'swagger2openapi';
 import { parse as parseYaml } from 'yaml';
 import type { Issue } from '../../shared/errors.ts';
+import { err, ok, type Result } from '../result.ts';
 import { isObject } from './pointer.ts';
-import type { JsonObject, OpenApiVersion, Outcome } from './types.ts';
+import type { JsonObject, OpenApiVersion } from './types.ts';
 
 export interface LoadedDocument {
   version: OpenApiVersion;
@@ -24,8 +25,8 @@ export interface LoadedDocument {
 const VERSION = /^3\.([01])\.\d+(-[0-9A-Za-z.-]+)?$/;
 
 /** Issues point at the document itself; the caller prefixes them (`/openapi`). */
-export async function loadDocument(input: unknown): Promise<Outcome<LoadedDocument>> {
-  const fail = (path: string, message: string) => ({ ok: false as const, issues: [{ path, message }] });
+export async function loadDocument(input: unknown): Promise<Result<LoadedDocument, Issue[]>> {
+  const fail = (path: string, message: string) => err([{ path, message }]);
   let value = input;
   let text: string;
   if (typeof input === 'string') {
@@ -49,7 +50,7 @@ export async function loadDocument(input: unknown): Promise<Outcome<LoadedDocume
       return fail('/swagger', 'swagger must be "2.0"; other Swagger versions are not supported.');
     const converted = await convertSwagger(document);
     if (!converted.ok) return converted;
-    document = converted.document;
+    document = converted.value;
   }
   const versionMatch = typeof document.openapi === 'string' ? VERSION.exec(document.openapi) : null;
   if (!versionMatch) {
@@ -64,13 +65,12 @@ export async function loadDocument(input: unknown): Promise<Outcome<LoadedDocume
       'The document defines no operation (paths is missing or empty), so it would give no tools.',
     );
   }
-  return {
-    ok: true,
+  return ok({
     version: versionMatch[1] === '0' ? '3.0' : '3.1',
     document,
     text,
     nodes: countNodes(document),
-  };
+  });
 }
 
 function parseJsonOrYaml(text: string): unknown {
@@ -82,7 +82,7 @@ function parseJsonOrYaml(text: string): unknown {
 }
 
 /** Swagger 2.0 → OpenAPI 3.0 with swagger2openapi: lenient (`patch`), no external reference resolved. */
-async function convertSwagger(document: JsonObject): Promise<Outcome<{ document: JsonObject }>> {
+async function convertSwagger(document: JsonObject): Promise<Result<JsonObject, Issue[]>> {
   try {
     const result = await s2o.convertObj(structuredClone(document) as never, {
       patch: true,
@@ -92,13 +92,13 @@ async function convertSwagger(document: JsonObject): Promise<Outcome<{ document:
     });
     const converted = (result as { openapi?: unknown }).openapi;
     if (!isObject(converted)) throw new Error('no document came out');
-    return { ok: true, document: converted };
+    return ok(converted);
   } catch (error) {
     const reason = error instanceof Error ? error.message.split('\n')[0] : 'unknown reason';
     const issues: Issue[] = [
       { path: '', message: `The Swagger 2.0 document could not be converted to OpenAPI 3: ${reason}.` },
     ];
-    return { ok: false, issues };
+    return err(issues);
   }
 }
 

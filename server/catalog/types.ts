@@ -7,9 +7,6 @@ import type { Issue } from '../../shared/errors.ts';
 
 export type { Issue };
 
-/** A typed outcome: the value, or the problems that prevented it. */
-export type Outcome<T> = ({ ok: true } & T) | { ok: false; issues: Issue[] };
-
 export type JsonObject = Record<string, unknown>;
 
 /** A JSON Schema (2020-12) as plain data. */

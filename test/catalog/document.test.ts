@@ -25,10 +25,10 @@ describe('compileDocument: documents that register', () => {
     const fromJson = await compileDocument(JSON.stringify(document));
     const fromObject = await compileDocument(document);
     if (!fromYaml.ok || !fromJson.ok || !fromObject.ok) throw new Error('refused');
-    expect(fromYaml.catalogText).toBe(fromObject.catalogText);
-    expect(fromJson.catalogText).toBe(fromObject.catalogText);
-    expect(fromYaml.documentText).toBe(yaml);
-    expect(fromObject.documentText).toBe(JSON.stringify(document));
+    expect(fromYaml.value.catalogText).toBe(fromObject.value.catalogText);
+    expect(fromJson.value.catalogText).toBe(fromObject.value.catalogText);
+    expect(fromYaml.value.documentText).toBe(yaml);
+    expect(fromObject.value.documentText).toBe(JSON.stringify(document));
   });
 
   it('never modifies the caller’s document', async () => {

@@ -29,15 +29,15 @@ export function oneOperation(
 
 export async function compiled(document: unknown, options: CompileOptions = {}): Promise<CompiledApp> {
   const result = await compileApp(document, options);
-  if (!result.ok) throw new Error(`document refused: ${JSON.stringify(result.issues)}`);
-  return result.app;
+  if (!result.ok) throw new Error(`document refused: ${JSON.stringify(result.error)}`);
+  return result.value.app;
 }
 
 /** The issues that refuse a document (throws when it is accepted). */
 export async function refused(document: unknown, options: CompileOptions = {}): Promise<Issue[]> {
   const result = await compileApp(document, options);
   if (result.ok) throw new Error('document accepted');
-  return result.issues;
+  return result.error;
 }
 
 export async function compiledTool(document: unknown, name = 'op'): Promise<CompiledTool> {

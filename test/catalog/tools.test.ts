@@ -435,7 +435,7 @@ describe('deriveTools', () => {
     });
     expect(await compileApp(nothingServable)).toEqual({
       ok: false,
-      issues: [
+      error: [
         {
           path: '/openapi/paths/~1b/get',
           message:
