@@ -8,7 +8,7 @@ import { createContextInner } from './context.ts';
 import type { AppDeps } from './deps.ts';
 import { DOCS_ASSETS_PATH, DOCS_HEADERS, DOCS_PAGE, DOCS_PATH, docsAsset } from './docs.ts';
 import { requestLogFields } from './logger.ts';
-import { createMcpRoute, MCP_PATH } from './mcp/http.ts';
+import { MCP_PATH } from './mcp/path.ts';
 import type { Metrics } from './metrics.ts';
 import { handleOAuthCallback } from './oauth/callback.ts';
 import { renderCompletePage } from './oauth/complete-page.ts';
@@ -16,7 +16,7 @@ import { CALLBACK_PATH, COMPLETE_PATH } from './oauth/state.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { sendError, sendJson } from './respond.ts';
 import { bodyFailure, procedureRoutes } from './rest.ts';
-import { createRouteTable, parseTarget, type RouteEntry } from './route-table.ts';
+import { createRouteTable, parseTarget, type RouteEntry, type RouteHandler } from './route-table.ts';
 import { appRouter } from './routers/_app.ts';
 import { serveProxy } from './routers/agent/proxy.ts';
 import { createCallerFactory, problemBody, trpcErrorEnvelope } from './trpc.ts';
@@ -180,9 +180,9 @@ export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
         req.resume();
         const outcome = await handleOAuthCallback(deps, url.searchParams, logger.child({ requestId }));
         const headers = { 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' };
-        if (outcome.kind === 'invalid') sendError(res, outcome.body, headers);
+        if (!outcome.ok) sendError(res, outcome.error, headers);
         else {
-          res.writeHead(302, { ...headers, location: outcome.location, 'content-length': '0' });
+          res.writeHead(302, { ...headers, location: outcome.value, 'content-length': '0' });
           res.end();
         }
       },
@@ -195,7 +195,13 @@ export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
         handleTrpc(req, res, request.path, url, requestId),
     },
     // MCP (CONTRACT §9): POST only; GET and DELETE (2025 session operations) get the table's 405.
-    { method: 'POST', path: MCP_PATH, documented: true, handle: createMcpRoute(deps) },
+    // The MCP SDK (about 25 MB) loads on the first /mcp request, not at start (idle RSS, issue 14).
+    {
+      method: 'POST',
+      path: MCP_PATH,
+      documented: true,
+      handle: lazyHandler(() => import('./mcp/http.ts').then((mcp) => mcp.createMcpRoute(deps))),
+    },
     // Where an authorization started from MCP ends: a page for the user, never a token or code.
     {
       method: 'GET',
@@ -224,6 +230,18 @@ export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
     }),
   ];
   return routes;
+}
+
+/** A handler built on its first request (one build, however many requests wait; retried if it failed). */
+function lazyHandler(build: () => Promise<RouteHandler>): RouteHandler {
+  let handler: Promise<RouteHandler> | undefined;
+  return async (...args) => {
+    handler ??= build();
+    handler.catch(() => {
+      handler = undefined;
+    });
+    return (await handler)(...args);
+  };
 }
 
 /** One node:http server for everything. Every answer carries X-Request-Id; every error is the contract's body. */

@@ -3,16 +3,18 @@ import type { Logger } from 'pino';
 import { apiError, type ErrorBody } from '../../shared/errors.ts';
 import { isRegisteredRedirectUri } from '../admin/redirect-uris.ts';
 import type { AppDeps } from '../deps.ts';
+import { err, ok, type Result } from '../result.ts';
 import { expiryFrom, saveGrant } from './grants.ts';
 import { callProvider, isOAuthApp, parseScope } from './provider.ts';
 import { redirectWith } from './redirect.ts';
 import { callbackUrl, completePageUrl, verifierContext } from './state.ts';
 
 /**
- * What GET /handleOAuthCallback answers: a 302 to the client's registered URI, or — when there is
- * no trusted place to send the browser — 400 `state_invalid`.
+ * What GET /handleOAuthCallback answers: the location of a 302 (the client's registered URI, or the
+ * server's own page for a flow started from MCP, with `status` added), or — when there is no
+ * trusted place to send the browser — the 400 `state_invalid` body.
  */
-export type CallbackOutcome = { kind: 'redirect'; location: string } | { kind: 'invalid'; body: ErrorBody };
+export type CallbackOutcome = Result<string, ErrorBody>;
 
 /**
  * `reason` values of a failed callback. The contract fixes `state_invalid`, `access_denied`,
@@ -27,10 +29,9 @@ const PROVIDER_ERROR = /^[a-z][a-z0-9_.-]{0,63}$/i;
 const MAX_STATE_LENGTH = 512;
 
 function invalidState(): CallbackOutcome {
-  return {
-    kind: 'invalid',
-    body: apiError('state_invalid', 'The state is missing or unknown; the authorization cannot continue.'),
-  };
+  return err(
+    apiError('state_invalid', 'The state is missing or unknown; the authorization cannot continue.'),
+  );
 }
 
 /**
@@ -59,7 +60,7 @@ export async function handleOAuthCallback(
 
   const fail = (reason: string): CallbackOutcome => {
     log.info({ appId: row.appId, reason }, 'oauth callback failed');
-    return { kind: 'redirect', location: redirectWith(landing, { status: 'error', reason }) };
+    return ok(redirectWith(landing, { status: 'error', reason }));
   };
 
   // Single use across processes: of concurrent callbacks, only the one that claims the state goes on.
@@ -125,5 +126,5 @@ export async function handleOAuthCallback(
     return fail('server_error');
   }
   log.info({ appId: app.appId }, 'oauth grant stored');
-  return { kind: 'redirect', location: redirectWith(landing, { status: 'success' }) };
+  return ok(redirectWith(landing, { status: 'success' }));
 }
