@@ -12,11 +12,11 @@ import { sendError, sendJson } from '../respond.ts';
 import { bodyFailure } from '../rest.ts';
 import { rememberInitialize } from './clients.ts';
 import { MCP_CALL, type McpCall } from './context.ts';
+import { MCP_PATH } from './path.ts';
 import { requestStateCodecs, STATE_BINDING, type StateBinding } from './request-state.ts';
 import { mcpServerFactory } from './server.ts';
 
-/** The path of the MCP endpoint (CONTRACT §9). */
-export const MCP_PATH = '/mcp';
+export { MCP_PATH };
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', '[::1]', 'localhost']);
 
