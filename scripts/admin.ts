@@ -1,5 +1,5 @@
 /**
- * `npm run admin -- <command>`: the administration API (CONTRACT.md §5) from a terminal.
+ * `npm run admin -- <command>`: the administration API (docs/reference.md "Administration") from a terminal.
  * Talks REST to a running server through the SDK's `ToolgateAdmin`; `--json` prints the raw answer.
  * Exit status: 0 done, 1 the server (or the network) refused, 2 a usage mistake.
  */

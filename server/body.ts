@@ -4,7 +4,7 @@ export type BodyFailure = 'payload_too_large' | 'unsupported_media_type' | 'malf
 
 export type BodyOutcome = { ok: true; value: unknown } | { ok: false; error: BodyFailure };
 
-/** CONTRACT §6: JSON nested deeper than this is refused (400) before anything walks it. */
+/** docs/reference.md "Limits": JSON nested deeper than this is refused (400) before anything walks it. */
 export const MAX_JSON_DEPTH = 128;
 
 /** `application/json`, with or without parameters such as charset. */

@@ -3,7 +3,7 @@ import { OAUTH_STATE_LIFETIME_MS } from '../shared/oauth-state.ts';
 import { parseKek } from './crypto/kms/local.ts';
 
 /**
- * Every environment variable of CONTRACT.md §7, parsed once. Nothing else reads process.env.
+ * Every environment variable of docs/reference.md "Configuration", parsed once. Nothing else reads process.env.
  * Limits and time-outs that are not configurable live here too, so each has one home.
  */
 
@@ -106,7 +106,7 @@ export interface Config {
   logLevel: (typeof LOG_LEVELS)[number];
 }
 
-/** Fixed limits (CONTRACT.md §6) and internal timings: the one home of each number. */
+/** Fixed limits (docs/reference.md "Limits") and internal timings: the one home of each number. */
 export const LIMITS = {
   oauthStateTtlMs: OAUTH_STATE_LIFETIME_MS,
   /** Used or expired states stay known this long past expiry, so late callbacks still redirect. */

@@ -194,7 +194,7 @@ export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
       handle: (req, res, url, requestId, _startedAt, request) =>
         handleTrpc(req, res, request.path, url, requestId),
     },
-    // MCP (CONTRACT §9): POST only; GET and DELETE (2025 session operations) get the table's 405.
+    // MCP (docs/reference.md "MCP"): POST only; GET and DELETE (2025 session operations) get the table's 405.
     // The MCP SDK (about 25 MB) loads on the first /mcp request, not at start (idle RSS, issue 14).
     {
       method: 'POST',

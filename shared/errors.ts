@@ -1,5 +1,5 @@
 /**
- * The contract's error table (CONTRACT.md §1): every error code with its HTTP status.
+ * The contract's error table (docs/reference.md "Calling conventions"): every error code with its HTTP status.
  * One place: the server maps typed outcomes to responses with it, the SDK narrows on it.
  */
 export const ERROR_STATUS = {
@@ -35,7 +35,7 @@ export interface Issue {
   message: string;
 }
 
-/** Extra fields each error code carries (CONTRACT.md §1). */
+/** Extra fields each error code carries (docs/reference.md "Calling conventions"). */
 export interface ErrorExtras {
   invalid_request: { issues: Issue[] };
   invalid_parameters: { tool_id: string; issues: Issue[] };

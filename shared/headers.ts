@@ -1,4 +1,4 @@
-/** Header names of the contract (CONTRACT.md §1), lower-cased as Node presents them. */
+/** Header names of the contract (docs/reference.md "Calling conventions"), lower-cased as Node presents them. */
 export const HEADER = {
   authorization: 'authorization',
   clientId: 'x-service-client-id',

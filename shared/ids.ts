@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** App ids and tool names (CONTRACT.md §1). */
+/** App ids and tool names (docs/reference.md "Calling conventions"). */
 export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 /** `<appId>:::<toolName>` (fixed). */
 export const TOOL_ID_SEPARATOR = ':::';
@@ -11,7 +11,7 @@ export const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
 
 /**
  * Strings the service keeps or sends on (ids, names, user ids, redirect URIs) hold no control
- * character, U+0000–U+001F or U+007F (CONTRACT §1): PostgreSQL refuses NUL in text, and CR/LF
+ * character, U+0000–U+001F or U+007F (docs/reference.md "Calling conventions"): PostgreSQL refuses NUL in text, and CR/LF
  * would split a header or a Location later.
  */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point.

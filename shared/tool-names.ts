@@ -10,7 +10,7 @@ const LEADING = /^[^A-Za-z0-9]+/;
 const TOOL_NAME_MAX = 128;
 
 /**
- * A tool's name from an operationId (CONTRACT §5): each run of characters outside
+ * A tool's name from an operationId (docs/reference.md "Administration"): each run of characters outside
  * `[A-Za-z0-9_.-]` becomes `_`, leading characters other than letters and digits are removed,
  * the result is cut to 128 characters. `''` when nothing is left.
  *
@@ -34,7 +34,7 @@ export function toolNameFromPath(method: string, path: string): string {
   return toolNameFrom([method.toLowerCase(), ...segments].join('_'));
 }
 
-/** Separator of an MCP / framework tool name: `<appId>__<toolName>` (CONTRACT §9). */
+/** Separator of an MCP / framework tool name: `<appId>__<toolName>` (docs/reference.md "MCP"). */
 export const MODEL_TOOL_SEPARATOR = '__';
 /** Function names accepted by OpenAI, Anthropic and MCP clients alike. */
 export const MODEL_TOOL_NAME_MAX = 64;

@@ -41,14 +41,14 @@ export type ClientView = z.infer<typeof clientSchema>;
 export type CreatedApiKey = z.infer<typeof createApiKeyOutput>;
 /** A key as listed: never the key itself. */
 export type ApiKeyView = z.infer<typeof apiKeySchema>;
-/** The registration of `PUT /admin/apps/{appId}`, without the id (CONTRACT.md §5). */
+/** The registration of `PUT /admin/apps/{appId}`, without the id (docs/reference.md "Administration"). */
 export type AppRegistration = Omit<z.input<typeof putAppInput>, 'appId'>;
 export type { AppView, PutAppInput };
 
 const seg = encodeURIComponent;
 
 /**
- * The administration API (CONTRACT.md §5) over REST: clients, redirect URIs, API keys and apps.
+ * The administration API (docs/reference.md "Administration") over REST: clients, redirect URIs, API keys and apps.
  * Every method answers `{ ok: true, … }` or a typed failure.
  *
  * @example

@@ -14,7 +14,7 @@ export interface ExecuteOptions {
   /** The app, when `toolId` is a bare tool name rather than `<appId>:::<toolName>`. */
   appId?: string;
   /**
-   * Deduplicates retries for 24 hours (CONTRACT.md §4): a repeat gets the stored answer and the
+   * Deduplicates retries for 24 hours (docs/reference.md "Idempotency"): a repeat gets the stored answer and the
    * upstream is not called again. 1–255 printable ASCII characters.
    */
   idempotencyKey?: string;
@@ -27,7 +27,7 @@ export interface ExecuteOptions {
   signal?: AbortSignal;
 }
 
-/** A tool call that succeeded: the upstream's answer, normalized (CONTRACT.md §2). */
+/** A tool call that succeeded: the upstream's answer, normalized (docs/reference.md "Agent endpoints"). */
 export interface ExecuteSuccess<T = unknown> {
   ok: true;
   /** The upstream body: parsed JSON, a string for `text/*`, `{ content_type, base64 }` otherwise, `null` when empty. */

@@ -9,7 +9,7 @@
  *   frameworks, over {@link Toolset} ({@link loadToolset}).
  *
  * Every method answers a value: `{ ok: true, … }` or a typed failure whose `error` is one of the
- * contract's codes (CONTRACT.md §1) or one of the SDK's own kinds (`network_error`,
+ * contract's codes (docs/reference.md "Calling conventions") or one of the SDK's own kinds (`network_error`,
  * `unexpected_response`, `aborted`, `auth_timeout`).
  *
  * @packageDocumentation

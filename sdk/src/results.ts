@@ -1,7 +1,7 @@
 import { ERROR_STATUS, type ErrorBody, type ErrorCode } from '../../shared/errors.ts';
 
 /**
- * A contract error: the server answered one of the codes of CONTRACT.md §1 with its status.
+ * A contract error: the server answered one of the codes of docs/reference.md "Calling conventions" with its status.
  * Narrow on `error` and `body` has that code's extra fields, typed from `shared/errors.ts`.
  *
  * @example

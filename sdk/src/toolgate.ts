@@ -58,7 +58,7 @@ export interface ListToolsOptions {
   signal?: AbortSignal;
 }
 
-/** The largest page `GET /tools` serves (CONTRACT.md §2). */
+/** The largest page `GET /tools` serves (docs/reference.md "Agent endpoints"). */
 export const LIST_TOOLS_MAX_LIMIT = 1000;
 
 const RETRYABLE: ReadonlySet<string> = new Set<Failure['error']>([

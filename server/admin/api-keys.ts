@@ -104,7 +104,7 @@ async function hasAdminKey(prisma: Pick<PrismaClient, 'apiKey'>): Promise<boolea
 }
 
 /**
- * CONTRACT §7, first start: when no unrevoked key with scope `admin` exists, creates one (no
+ * docs/reference.md "Configuration", first start: when no unrevoked key with scope `admin` exists, creates one (no
  * client: admin calls carry no client id) and answers it, the only time it is ever visible.
  * Later starts answer null after one read. The argon2 hash is computed before the transaction
  * so the lock is held only for a read and an insert.

@@ -1,6 +1,6 @@
 import { ID_PATTERN } from '../../shared/ids.ts';
 
-/** API-key scopes (CONTRACT.md §5): the one place they are spelled. */
+/** API-key scopes (docs/reference.md "Administration"): the one place they are spelled. */
 export const SCOPE = {
   toolsExecute: 'tools:execute',
   oauthInitiate: 'oauth:initiate',

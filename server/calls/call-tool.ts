@@ -18,7 +18,7 @@ import { resolveTool, toolNotFound } from './resolve.ts';
 import type { RunOutcome, UpstreamReport } from './run-tool.ts';
 
 /**
- * The tool-call core (CONTRACT §2): the one path `/proxyV2` (REST and tRPC) and MCP `tools/call`
+ * The tool-call core (docs/reference.md "Agent endpoints"): the one path `/proxyV2` (REST and tRPC) and MCP `tools/call`
  * share. It knows nothing of HTTP, tRPC or MCP: it answers a typed outcome, and each surface maps
  * it to its own wire (the error side carries the contract body and the headers REST adds).
  *
@@ -75,7 +75,7 @@ export interface CallRequest {
 const failure = (body: ErrorBody, headers: Record<string, string> = {}): CallOutcome =>
   err({ body, headers });
 
-/** Step 1, the per-key rate limit (CONTRACT §6): a refused call does not count. */
+/** Step 1, the per-key rate limit (docs/reference.md "Limits"): a refused call does not count. */
 export function admitCall(deps: AppDeps, caller: Caller): Result<AdmittedCaller, CallFailure> {
   const decision = deps.limiter.take(caller.principal.keyId ?? 'admin', deps.clock.now());
   if (!decision.ok) {
@@ -194,7 +194,7 @@ async function runCall(
 }
 
 /**
- * No secret the service injected leaves in a relayed body (CONTRACT §2): applied before the answer
+ * No secret the service injected leaves in a relayed body (docs/reference.md "Agent endpoints"): applied before the answer
  * is sent or stored for idempotency, so a replay is as clean as the first answer.
  */
 function redactOutcome(outcome: RunOutcome, redactor: Redactor): RunOutcome {

@@ -5,7 +5,7 @@ const WINDOW_MS = 60_000;
 export type RateDecision = { ok: true } | { ok: false; retryAfterSeconds: number };
 
 /**
- * At most `limit` calls per key in any 60-second window, a burst of `limit` allowed (CONTRACT §6):
+ * At most `limit` calls per key in any 60-second window, a burst of `limit` allowed (docs/reference.md "Limits"):
  * an exact sliding window kept as a ring of the last `limit` accepted times per key. A call is
  * accepted when the oldest of those is at least 60 s old. Refused calls do not count.
  *

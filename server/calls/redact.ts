@@ -1,7 +1,7 @@
 import { LIMITS } from '../config.ts';
 import { excerpt } from '../excerpt.ts';
 
-/** What stands in for a secret in a relayed body (CONTRACT §2). */
+/** What stands in for a secret in a relayed body (docs/reference.md "Agent endpoints"). */
 export const REDACTED = '[REDACTED]';
 const REDACTED_BYTES = Buffer.from(REDACTED);
 /** A cut excerpt ending in this many leading characters of a secret loses that tail too. */

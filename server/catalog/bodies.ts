@@ -1,5 +1,5 @@
 /**
- * A call's `body` written in the tool's media type (CONTRACT.md §5): JSON as JSON text; a form from
+ * A call's `body` written in the tool's media type (docs/reference.md "Administration"): JSON as JSON text; a form from
  * an object (scalars `name=value`, arrays of scalars repeated, nested objects and arrays of objects
  * in bracket notation: `metadata[plan]=pro`, `items[0][price]=p1`; `encoding` style `deepObject` on
  * an array sends `name[]=value`); multipart from an object (scalars as text parts, files from

@@ -1,5 +1,5 @@
 /**
- * The compile worker thread: compiles documents off the server's event loop (CONTRACT.md §5,
+ * The compile worker thread: compiles documents off the server's event loop (docs/reference.md "Administration",
  * "registering never stalls the server"). One job at a time; every answer is text (packed for
  * storage, `packing.ts`) and small arrays, cheap to hand back to the main thread. A stored
  * (packed) document is accepted as input, for recompiling a stored app.

@@ -1,5 +1,5 @@
 /**
- * Media types of request bodies (CONTRACT.md §5): which one of an operation's `content` a tool
+ * Media types of request bodies (docs/reference.md "Administration"): which one of an operation's `content` a tool
  * sends, how its value is written, and what the tool's schema says about it. Where an operation
  * offers several: JSON, then form, then multipart, then a wildcard (sent as JSON), then the first listed.
  */

@@ -1,5 +1,5 @@
 /**
- * A tool call → the upstream HTTP request (CONTRACT.md §2). Call it with parameters that passed
+ * A tool call → the upstream HTTP request (docs/reference.md "Agent endpoints"). Call it with parameters that passed
  * `validateParameters`; it still never throws on other input and answers with issues instead.
  *
  * Security: the final URL keeps baseUrl's scheme, host and port, and its path starts with baseUrl's
@@ -71,7 +71,7 @@ export function buildUpstreamRequest(
   const given = new Map<ToolParameter, unknown>();
   for (const parameter of tool.parameters) {
     const value = Object.hasOwn(values, parameter.key) ? values[parameter.key] : undefined;
-    // `null` leaves an optional query, header or cookie parameter out (CONTRACT.md §2).
+    // `null` leaves an optional query, header or cookie parameter out (docs/reference.md "Agent endpoints").
     if (value === undefined || (value === null && parameter.in !== 'path' && !parameter.required)) {
       if (parameter.required) problem(parameter, `Required parameter "${parameter.key}" is missing.`);
       continue;

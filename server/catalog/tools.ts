@@ -1,5 +1,5 @@
 /**
- * A document → its tools (CONTRACT.md §5): every operation becomes a tool, named by the contract's
+ * A document → its tools (docs/reference.md "Administration"): every operation becomes a tool, named by the contract's
  * rule, or is listed as skipped with the reason it can't be served. Each tool carries the JSON
  * Schema of the closed `parameters` object a caller sends (§2).
  */

@@ -62,7 +62,7 @@ export interface ToolParameter {
   contentType?: string;
 }
 
-/** How a request body is written (CONTRACT.md §5). */
+/** How a request body is written (docs/reference.md "Administration"). */
 export type BodyKind = 'json' | 'form' | 'multipart' | 'text' | 'binary';
 
 /** Per-property encoding of a form or multipart body (the media type's `encoding` map). */
@@ -109,7 +109,7 @@ export interface Tool {
   parametersSchema: JsonObject;
 }
 
-/** An operation registration left out, and why (CONTRACT.md §5). */
+/** An operation registration left out, and why (docs/reference.md "Administration"). */
 export interface SkippedOperation {
   method: string;
   path: string;

@@ -1,5 +1,5 @@
 /**
- * Validating a caller's `parameters` against a tool's schema (CONTRACT.md §2): ajv, JSON Schema
+ * Validating a caller's `parameters` against a tool's schema (docs/reference.md "Agent endpoints"): ajv, JSON Schema
  * 2020-12, every error collected, no coercion, no defaults written, formats checked. Each app has
  * its own ajv (`catalog.ts`), and each tool's validator is compiled on its first call.
  *

@@ -1,4 +1,4 @@
-// Opens the database named by DATABASE_URL (CONTRACT §7), brings its schema up to date and hands
+// Opens the database named by DATABASE_URL (docs/reference.md "Configuration"), brings its schema up to date and hands
 // out the Prisma client: PostgreSQL through @prisma/adapter-pg, or embedded PGlite (same SQL
 // dialect, no server) through pglite-prisma-adapter.
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 
-/** What makes two calls "the same request" (CONTRACT §4). */
+/** What makes two calls "the same request" (docs/reference.md "Idempotency"). */
 export interface RequestIdentity {
   /** Composite form `<appId>:::<toolName>`. */
   toolId: string;

@@ -36,7 +36,7 @@ export type IdempotentOutcome<A extends Answer> =
   | { kind: 'in_progress' };
 
 /**
- * CONTRACT §4: answers of calls that reached the upstream are kept (200, and 502/504 from the
+ * docs/reference.md "Idempotency": answers of calls that reached the upstream are kept (200, and 502/504 from the
  * upstream or its time-out). Anything else — a 4xx of user authorization, a 500 — is forgotten
  * so that a retry runs for real.
  */
@@ -53,7 +53,7 @@ type Begin =
 const MAX_CLAIM_ROUNDS = 4;
 
 /**
- * Idempotency keys (CONTRACT §4). The database row of (API key, key) decides every answer, so the
+ * Idempotency keys (docs/reference.md "Idempotency"). The database row of (API key, key) decides every answer, so the
  * rules hold across processes; the in-memory cache only serves replays of completed records sooner.
  */
 export class IdempotencyService {

@@ -3,7 +3,7 @@ import type { ReplayCacheOptions } from './cache.ts';
 import type { PurgeOptions } from './purge.ts';
 
 export interface IdempotencySettings {
-  /** How long an answer is kept, from the first request (CONTRACT §4: 24 hours). */
+  /** How long an answer is kept, from the first request (docs/reference.md "Idempotency": 24 hours). */
   ttlMs: number;
   /** An in-progress record whose lease has run out belongs to a dead run and may be taken over. */
   leaseMs: number;

@@ -21,7 +21,7 @@ import { errorResult, type ToolResult } from './results.ts';
 const AUTHORIZE = 'authorize';
 
 /**
- * A call that needs the user's grant (CONTRACT §9, "Authorization inside MCP"): the server starts
+ * A call that needs the user's grant (docs/reference.md "MCP", "Authorization inside MCP"): the server starts
  * the OAuth flow for (client, user, app) itself, with no client redirect URI, and hands the
  * provider's URL to the client the way the client can take it:
  * - 2026-07-28 with `elicitation.url`: an input-required result holding one URL elicitation and a

@@ -7,7 +7,7 @@ import { canExecute } from '../auth/scopes.ts';
 import type { Tool as CatalogTool } from '../catalog/types.ts';
 
 /**
- * The catalog as an MCP client sees it (CONTRACT §9): exactly the tools `GET /tools` lists for the
+ * The catalog as an MCP client sees it (docs/reference.md "MCP"): exactly the tools `GET /tools` lists for the
  * key (narrowed by `apps`), each under its model-facing name. The name map is computed from the
  * catalog on every request, so it is the same on every server and after every restart.
  */
@@ -95,7 +95,7 @@ interface OperationText {
   operationDescription?: string | null;
 }
 
-/** The MCP `Tool` of an entry: title, description, schema, annotations and `_meta` of CONTRACT §9. */
+/** The MCP `Tool` of an entry: title, description, schema, annotations and `_meta` of docs/reference.md "MCP". */
 export function mcpTool(entry: McpCatalogEntry) {
   const { tool } = entry;
   const text: OperationText = tool;

@@ -2,7 +2,7 @@ import type { ErrorBody } from '../../shared/errors.ts';
 import type { ProxySuccess } from '../../shared/schemas/agent.ts';
 
 /**
- * Call outcomes as MCP `CallToolResult`s (CONTRACT §9): the §2 envelope or the §1 error body as
+ * Call outcomes as MCP `CallToolResult`s (docs/reference.md "MCP"): the §2 envelope or the §1 error body as
  * `structuredContent`, and a text block a model can read and act on.
  */
 

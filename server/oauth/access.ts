@@ -15,7 +15,7 @@ export type UserAccess = Result<{ accessToken: string; refreshed: boolean }, Err
 
 /**
  * Every secret of the grant this call touched (tokens, the app's client secret), so that the
- * caller can keep them out of what it relays (CONTRACT §2).
+ * caller can keep them out of what it relays (docs/reference.md "Agent endpoints").
  */
 export type SeenSecrets = Set<string>;
 

@@ -35,7 +35,7 @@ function invalidState(): CallbackOutcome {
 }
 
 /**
- * The provider's redirect back (CONTRACT §3). In order: state known (else 400) → state fresh and
+ * The provider's redirect back (docs/reference.md "End-user OAuth"). In order: state known (else 400) → state fresh and
  * unused, claimed by one conditional UPDATE so that of concurrent callbacks only one goes on → `iss`
  * → provider `error` → code exchange with the PKCE verifier → grant sealed and stored → 302.
  *

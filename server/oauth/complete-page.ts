@@ -6,7 +6,7 @@ const REASON = /^[a-z][a-z0-9_.-]{0,63}$/i;
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /**
- * GET /oauth/complete (CONTRACT §8, §9): where an authorization started from MCP ends. It says
+ * GET /oauth/complete (docs/reference.md "Other paths", §9): where an authorization started from MCP ends. It says
  * whether the app is now connected and that the user can go back to the assistant; it shows no
  * token, code or state (the callback never puts one in its query).
  */

@@ -22,7 +22,7 @@ const RESERVED = new Set([
 ]);
 
 /**
- * POST /initiateOAuth (CONTRACT §3): a fresh state (256 random bits) bound to (client, user, app,
+ * POST /initiateOAuth (docs/reference.md "End-user OAuth"): a fresh state (256 random bits) bound to (client, user, app,
  * clientRedirectUri, PKCE verifier), stored hashed with the verifier sealed, and the provider's
  * authorization URL carrying it. Checks: app exists → app uses OAuth → redirect URI registered.
  *

@@ -5,7 +5,7 @@ import { newId } from '../ids.ts';
 import { hashState } from './state.ts';
 
 /**
- * The OAuth state rows (CONTRACT §3): create at initiation, find and claim at the callback. The
+ * The OAuth state rows (docs/reference.md "End-user OAuth"): create at initiation, find and claim at the callback. The
  * state itself is a bearer secret, so only its SHA-256 is stored; the single-use rule lives in
  * {@link OAuthStateRepository.claim} alone. Built once per server in app.ts.
  */

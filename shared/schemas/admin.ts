@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { NO_CONTROL_CHARACTERS, plainString } from '../ids.ts';
 
-/** Bodies of the admin procedures (CONTRACT.md §5). */
+/** Bodies of the admin procedures (docs/reference.md "Administration"). */
 
 export const clientIdSchema = plainString().min(1).max(128);
 
@@ -10,7 +10,7 @@ export const clientSchema = z.object({ clientId: z.string(), name: z.string(), c
 export const listClientsOutput = z.object({ clients: z.array(clientSchema) });
 
 /**
- * Why a redirect URI cannot be registered (CONTRACT §5), or null. The callback later sends the
+ * Why a redirect URI cannot be registered (docs/reference.md "Administration"), or null. The callback later sends the
  * browser there by exact string, so the string itself must be safe as a Location: an absolute
  * http(s) URL with a host, no userinfo (`https://good@evil`), no fragment, no control characters
  * (reported by the schema's own check).

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { plainString } from '../ids.ts';
 
-/** Bodies of the agent endpoints (CONTRACT.md §2). */
+/** Bodies of the agent endpoints (docs/reference.md "Agent endpoints"). */
 
 export const proxyInput = z.object({
   toolId: plainString().min(1).max(400),
@@ -27,7 +27,7 @@ export const toolSchema = z.object({
 });
 export type ToolView = z.infer<typeof toolSchema>;
 
-/** GET /tools query (CONTRACT.md §2): all optional; `limit` arrives as text over REST. */
+/** GET /tools query (docs/reference.md "Agent endpoints"): all optional; `limit` arrives as text over REST. */
 export const listToolsInput = z.object({
   appId: plainString().min(1).max(128).optional(),
   /** Words that must all occur, case-insensitively, in a tool's name, summary or description. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { appIdSchema, PROVIDER_PATTERN, plainString } from '../ids.ts';
 
-/** App registration (CONTRACT.md §5). Secrets (`value`, `clientSecret`) are write-only. */
+/** App registration (docs/reference.md "Administration"). Secrets (`value`, `clientSecret`) are write-only. */
 
 // z.url() drops CR, LF and tab silently (WHATWG parsing): refuse them before it sees the string.
 const httpUrl = plainString().pipe(z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' }));
@@ -49,7 +49,7 @@ export const putAppInput = z.object({
 });
 export type PutAppInput = z.infer<typeof putAppInput>;
 
-/** An operation of the document that is not a tool, and why (CONTRACT.md §5). */
+/** An operation of the document that is not a tool, and why (docs/reference.md "Administration"). */
 export const skippedOperationSchema = z.object({
   method: z.string(),
   path: z.string(),

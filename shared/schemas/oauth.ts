@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { appIdSchema, plainString, userIdSchema } from '../ids.ts';
 
-/** Bodies of end-user OAuth and connections (CONTRACT.md §2, §3). */
+/** Bodies of end-user OAuth and connections (docs/reference.md "Agent endpoints", §3). */
 
 export const initiateOAuthInput = z.object({
   appId: appIdSchema,

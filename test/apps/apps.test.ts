@@ -1,5 +1,5 @@
 /**
- * App registration end to end (CONTRACT.md §5): PUT/GET/DELETE /admin/apps over real HTTP, on every
+ * App registration end to end (docs/reference.md "Administration"): PUT/GET/DELETE /admin/apps over real HTTP, on every
  * backend, with the test upstream's OpenAPI documents.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

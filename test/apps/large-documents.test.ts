@@ -1,5 +1,5 @@
 /**
- * Large documents (CONTRACT.md §5, §6): registering one never stalls the server, the compiled
+ * Large documents (docs/reference.md "Administration", §6): registering one never stalls the server, the compiled
  * catalog is stored so no server compiles it again, and PUT /admin/apps alone accepts bodies up to
  * MAX_DOCUMENT_BYTES.
  */

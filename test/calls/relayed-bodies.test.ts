@@ -1,5 +1,5 @@
 /**
- * What the tool-call core relays from an upstream (CONTRACT §2, §6): no secret the service injected
+ * What the tool-call core relays from an upstream (docs/reference.md "Agent endpoints", §6): no secret the service injected
  * comes back (in `data`, in `upstream_body`, in a stored idempotency answer), and a success body
  * over MAX_UPSTREAM_BODY_BYTES stops being read (502 upstream_too_large, the upstream cut off).
  * Real server, real upstream on loopback, real OAuth provider for the token case.

@@ -1,5 +1,5 @@
 /**
- * Real documents, cut down to what broke them (issue 9, CONTRACT.md §5), end to end through the real
+ * Real documents, cut down to what broke them (issue 9, docs/reference.md "Administration"), end to end through the real
  * server: what registration answers, what /tools shows, and exactly what the upstream receives.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';

@@ -228,7 +228,7 @@ describe('buildUpstreamRequest: query parameters', () => {
     const cases: [ToolParameter['style'], boolean, unknown, string][] = [
       ['form', true, 'x y', '?v=x%20y'],
       ['form', true, true, '?v=true'],
-      // An optional parameter given as null is left out (CONTRACT.md §2).
+      // An optional parameter given as null is left out (docs/reference.md "Agent endpoints").
       ['form', true, null, ''],
       ['form', false, { r: 1, g: 'a,b' }, '?v=r,1,g,a%2Cb'],
       ['spaceDelimited', false, ['a', 'b'], '?v=a%20b'],

@@ -43,7 +43,7 @@ describe('bad input never answers 500', () => {
   });
   const asAdmin = () => ({ key: server.adminKey });
 
-  describe('JSON nesting (CONTRACT §6: at most 128 levels)', () => {
+  describe('JSON nesting (docs/reference.md "Limits": at most 128 levels)', () => {
     it('refuses a body nested deeper than 128 levels with 400, with or without an idempotency key', async () => {
       for (const levels of [129, 3_000, 5_000, 100_000]) {
         for (const headers of [{}, { 'x-service-idempotency-key': `deep-${levels}` }] as Record<
@@ -91,7 +91,7 @@ describe('bad input never answers 500', () => {
     });
   });
 
-  describe('control characters (CONTRACT §1: refused at the schema with the field pointer)', () => {
+  describe('control characters (docs/reference.md "Calling conventions": refused at the schema with the field pointer)', () => {
     it('in a client name, an API key name, a redirect URI and a client id', async () => {
       const cases: Array<[string, string, unknown, string]> = [
         ['POST', '/admin/clients', { name: 'a\u0000b' }, '/name'],
@@ -184,7 +184,7 @@ describe('bad input never answers 500', () => {
     });
   });
 
-  describe('redirect URIs (CONTRACT §5)', () => {
+  describe('redirect URIs (docs/reference.md "Administration")', () => {
     it.each([
       ['a CRLF', 'http://evil.example/\r\nX: y', CONTROL],
       ['a tab', 'https://a.example/\tcb', CONTROL],

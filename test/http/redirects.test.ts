@@ -1,4 +1,4 @@
-// Upstream redirects through the real server (CONTRACT §2): followed only within the app's origin,
+// Upstream redirects through the real server (docs/reference.md "Agent endpoints"): followed only within the app's origin,
 // a bounded number of times (a same-origin loop ends as the 3xx, never a hang), and 301/302/303
 // after a POST continue as a GET without the body, as browsers do, while 307/308 keep both.
 import { createServer, type Server } from 'node:http';

@@ -1,4 +1,4 @@
-// Over /trpc every failure carries its contract code (CONTRACT §1), and a caller's mistake is
+// Over /trpc every failure carries its contract code (docs/reference.md "Calling conventions"), and a caller's mistake is
 // logged as routine (info, no stack), never as our failure.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startServer, type TestServer } from '../support/server.ts';

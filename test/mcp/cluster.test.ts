@@ -1,5 +1,5 @@
 /**
- * Stateless MCP across a cluster (CONTRACT §9): the input-required answer comes from one server,
+ * Stateless MCP across a cluster (docs/reference.md "MCP"): the input-required answer comes from one server,
  * the retry reaches another on the same PostgreSQL; the shared requestState key verifies it there,
  * the grant is found there, and a duplicate retry on the first server does not run the tool again.
  */

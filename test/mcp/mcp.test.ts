@@ -1,5 +1,5 @@
 /**
- * POST /mcp end to end (CONTRACT §9) with the official clients: the v2 client pinned to 2026-07-28
+ * POST /mcp end to end (docs/reference.md "MCP") with the official clients: the v2 client pinned to 2026-07-28
  * and the v1 client with the 2025-11-25 handshake, against the real server, the real OAuth
  * provider and the real upstream. Listing, calls, failures as tool errors, authorization inside
  * the protocol (URL elicitation, -32042, authorization_url) and its retry that runs once.

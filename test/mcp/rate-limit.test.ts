@@ -1,5 +1,5 @@
 /**
- * The rate limit of §6 over MCP (CONTRACT §9): each `tools/call` counts like a /proxyV2 call, and
+ * The rate limit of §6 over MCP (docs/reference.md "MCP"): each `tools/call` counts like a /proxyV2 call, and
  * a refused call is a tool error carrying `retry_after`, never an HTTP 429 the client cannot read.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Parameter mapping as the upstream receives it (CONTRACT.md §2): path percent-encoding, query
+ * Parameter mapping as the upstream receives it (docs/reference.md "Agent endpoints"): path percent-encoding, query
  * style/explode, header and cookie parameters, the JSON body, and the app's api_key credential
  * injected by the service, which no caller can set or override.
  */

@@ -1,5 +1,5 @@
 /**
- * POST /proxyV2 end to end (CONTRACT.md §1–2): every success form and every error row, in the
+ * POST /proxyV2 end to end (docs/reference.md "Calling conventions"–2): every success form and every error row, in the
  * contract's order of checks, against the real server and the real upstream fixture.
  * The rate limit row lives in rate-limit.test.ts (it needs a server of its own).
  */

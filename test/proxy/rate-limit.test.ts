@@ -1,5 +1,5 @@
 /**
- * The rate limit row of /proxyV2 (CONTRACT.md §1, §2 order of checks, §6): at most N calls per API
+ * The rate limit row of /proxyV2 (docs/reference.md "Calling conventions", §2 order of checks, §6): at most N calls per API
  * key in any 60-second window, a burst of N allowed, 429 with Retry-After = retry_after.
  * A server of its own with RATE_LIMIT_PER_KEY_PER_MIN=3 and a clock the tests move.
  */

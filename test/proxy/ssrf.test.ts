@@ -1,5 +1,5 @@
 /**
- * The upstream request never leaves the registered origin and base path (CONTRACT.md §2): hostile
+ * The upstream request never leaves the registered origin and base path (docs/reference.md "Agent endpoints"): hostile
  * parameter values, header injection, and redirects (same origin followed; another origin answered
  * 502 with the 3xx, nothing sent there, no credential ever leaving the app's origin).
  */

@@ -1,4 +1,4 @@
-/** GET /tools end to end (CONTRACT.md §2): the catalog an agent reads, filtered by the key's scopes. */
+/** GET /tools end to end (docs/reference.md "Agent endpoints"): the catalog an agent reads, filtered by the key's scopes. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeBackends } from '../support/db.ts';
 import { call, provisionClient, startServer, type TestServer } from '../support/server.ts';

@@ -52,7 +52,7 @@ export interface OAuthProviderFixture {
   revocationUrl: string;
   clientId: string;
   clientSecret: string;
-  /** The `auth` of an app registration that uses this provider (CONTRACT §5). */
+  /** The `auth` of an app registration that uses this provider (docs/reference.md "Administration"). */
   appAuth(scopes?: string[]): {
     type: 'oauth2';
     authorizationUrl: string;

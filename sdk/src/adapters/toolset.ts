@@ -61,7 +61,7 @@ export interface ToolsetOptions {
 
 /** One tool as a model sees it, and the way back to toolgate. */
 export interface ToolsetTool {
-  /** The function name: `<appId>__<toolName>`, at most 64 characters (CONTRACT.md §9). */
+  /** The function name: `<appId>__<toolName>`, at most 64 characters (docs/reference.md "MCP"). */
   name: string;
   /** The composite id, `<appId>:::<toolName>`. */
   toolId: string;

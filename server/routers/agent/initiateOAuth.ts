@@ -5,7 +5,7 @@ import { initiateOAuth } from '../../oauth/initiate.ts';
 import { ApiProblem } from '../../problem.ts';
 import { agentProcedure, requireScope } from '../../trpc.ts';
 
-/** POST /initiateOAuth (CONTRACT §3): key → client → scope oauth:initiate → body → app → redirect URI. */
+/** POST /initiateOAuth (docs/reference.md "End-user OAuth"): key → client → scope oauth:initiate → body → app → redirect URI. */
 export const initiateOAuthProcedure = agentProcedure
   .use(async function requireOAuthInitiate({ ctx, next }) {
     requireScope(ctx.principal.scopes, SCOPE.oauthInitiate);

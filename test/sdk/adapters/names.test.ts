@@ -1,5 +1,5 @@
 /**
- * One naming for models everywhere (CONTRACT.md §9): `<appId>__<toolName>`, at most 64 characters,
+ * One naming for models everywhere (docs/reference.md "MCP"): `<appId>__<toolName>`, at most 64 characters,
  * hashed when longer, mapped back to the composite id — checked on long, dotted and colliding ids
  * registered on a real server, and run through an adapter to the upstream.
  */
