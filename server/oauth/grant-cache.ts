@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { SingleFlight } from '../single-flight.ts';
+import { grantGeneration } from './grant-writes.ts';
 import type { GrantKey, GrantRow, TokenSet } from './grants.ts';
 
 /**
@@ -28,13 +29,6 @@ interface Entry {
   appVersion: number;
 }
 
-/** Bumped by every grant write of this process (grants.ts), before and after the statement. */
-let generation = 0;
-
-export function grantsChanged(): void {
-  generation += 1;
-}
-
 export class GrantCache {
   readonly #entries = new LRUCache<string, Entry>({ max: MAX_ENTRIES });
   readonly #reads = new SingleFlight<string, OpenGrant | null>();
@@ -52,10 +46,10 @@ export class GrantCache {
   ): Promise<OpenGrant | null> {
     const id = JSON.stringify([key.clientId, key.userId, key.appId]);
     const entry = this.#entries.get(id);
-    const current = entry && entry.generation === generation && entry.appVersion === appVersion;
+    const current = entry && entry.generation === grantGeneration() && entry.appVersion === appVersion;
     if (current && now - entry.checkedAt < RECHECK_MS) return Promise.resolve(entry.grant);
     return this.#reads.run(id, async () => {
-      const started = generation;
+      const started = grantGeneration();
       const row = await read();
       if (!row) {
         this.#entries.delete(id);
@@ -65,7 +59,7 @@ export class GrantCache {
       const tokens = row.status !== 'active' ? null : same ? entry.grant.tokens : await open(row);
       const grant = { row, tokens };
       // A write during the read may not have been seen: answer it, but do not keep it.
-      if (started === generation)
+      if (started === grantGeneration())
         this.#entries.set(id, { grant, checkedAt: now, generation: started, appVersion });
       else this.#entries.delete(id);
       return grant;

@@ -2,7 +2,7 @@ import { LIMITS } from '../config.ts';
 import type { Envelope } from '../crypto/envelope.ts';
 import type { Prisma, PrismaClient } from '../db/generated/client.ts';
 import { newId } from '../ids.ts';
-import { grantsChanged } from './grant-cache.ts';
+import { grantsChanged } from './grant-writes.ts';
 
 /**
  * End-user grants: one `connections` row per (client, user, app). The token set is sealed with
