@@ -169,28 +169,26 @@ async function runCall(
     run,
     request.log,
   );
-  switch (result.kind) {
-    case 'run':
-      return settle(result.answer);
-    case 'replay': {
-      // The stored answer, byte for byte: a 200 body, or the stored 502/504 error body.
-      const headers = { [HEADER.idempotentReplayed]: 'true' };
-      return result.answer.status === 200
-        ? ok({ body: result.answer.body as ProxySuccess, headers })
-        : failure(result.answer.body as ErrorBody, headers);
-    }
-    case 'conflict':
-      return failure(
-        apiError('idempotency_key_reused', 'This idempotency key was already used with a different request.'),
-      );
-    case 'in_progress':
-      return failure(
-        apiError(
-          'idempotency_in_progress',
-          'A request with this idempotency key is still running; retry later.',
-        ),
-      );
+  if (!result.ok) {
+    return failure(
+      result.error === 'conflict'
+        ? apiError(
+            'idempotency_key_reused',
+            'This idempotency key was already used with a different request.',
+          )
+        : apiError(
+            'idempotency_in_progress',
+            'A request with this idempotency key is still running; retry later.',
+          ),
+    );
   }
+  const { replayed, answer } = result.value;
+  if (!replayed) return settle(answer);
+  // The stored answer, byte for byte: a 200 body, or the stored 502/504 error body.
+  const headers = { [HEADER.idempotentReplayed]: 'true' };
+  return answer.status === 200
+    ? ok({ body: answer.body as ProxySuccess, headers })
+    : failure(answer.body as ErrorBody, headers);
 }
 
 /**

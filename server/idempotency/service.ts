@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
 import type { PrismaClient } from '../db/generated/client.ts';
+import { err, ok, type Result } from '../result.ts';
 import { type DoneRecord, ReplayCache } from './cache.ts';
 import { Lease } from './lease.ts';
 import { type Purger, purgeExpired, startPurger } from './purge.ts';
@@ -25,15 +26,13 @@ export interface Answer {
   body: unknown;
 }
 
-export type IdempotentOutcome<A extends Answer> =
-  /** Executed now; its answer was stored when storable. */
-  | { kind: 'run'; answer: A }
-  /** The stored answer of the first request; nothing was executed. */
-  | { kind: 'replay'; answer: Answer }
-  /** The key was used with a different request (422 idempotency_key_reused). */
-  | { kind: 'conflict' }
-  /** The first request with the key is still running (409 idempotency_in_progress). */
-  | { kind: 'in_progress' };
+export type IdempotentOutcome<A extends Answer> = Result<
+  /** Executed now (its answer stored when storable), or the stored answer of the first request. */
+  { replayed: false; answer: A } | { replayed: true; answer: Answer },
+  /** `conflict`: the key was used with a different request (422 idempotency_key_reused);
+   *  `in_progress`: the first request with the key is still running (409 idempotency_in_progress). */
+  'conflict' | 'in_progress'
+>;
 
 /**
  * docs/reference.md "Idempotency": answers of calls that reached the upstream are kept (200, and 502/504 from the
@@ -83,9 +82,12 @@ export class IdempotencyService {
   ): Promise<IdempotentOutcome<A>> {
     const begun = await this.#begin(slot, fingerprint, log);
     if (begun.kind === 'replay') {
-      return { kind: 'replay', answer: { status: begun.record.status, body: JSON.parse(begun.record.body) } };
+      return ok({
+        replayed: true,
+        answer: { status: begun.record.status, body: JSON.parse(begun.record.body) },
+      });
     }
-    if (begun.kind !== 'acquired') return begun;
+    if (begun.kind !== 'acquired') return err(begun.kind);
 
     const { lease } = begun;
     let answer: A;
@@ -98,13 +100,13 @@ export class IdempotencyService {
     }
     if (!STORED_STATUSES.has(answer.status)) {
       await lease.release();
-      return { kind: 'run', answer };
+      return ok({ replayed: false, answer });
     }
     const body = JSON.stringify(answer.body);
     if (await lease.complete(answer.status, body)) {
       this.#cache.remember(slot, { fingerprint, status: answer.status, body, expiresAt: begun.expiresAt });
     }
-    return { kind: 'run', answer };
+    return ok({ replayed: false, answer });
   }
 
   /** One purge pass over expired records (also what the timer runs). */

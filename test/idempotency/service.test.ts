@@ -109,15 +109,16 @@ describeBackends('idempotency service and store', (backend) => {
         expect((await row('slow'))?.leaseUntil.getTime()).toBe(clock.now() + settings.leaseMs),
       );
       expect(await peer.run(slot('slow'), 'fp', async () => ok({ twice: true }))).toEqual({
-        kind: 'in_progress',
+        ok: false,
+        error: 'in_progress',
       });
     } finally {
       release();
     }
-    expect(await running).toEqual({ kind: 'run', answer: ok() });
+    expect(await running).toEqual({ ok: true, value: { replayed: false, answer: ok() } });
     expect(await peer.run(slot('slow'), 'fp', async () => ok({ twice: true }))).toEqual({
-      kind: 'replay',
-      answer: ok(),
+      ok: true,
+      value: { replayed: true, answer: ok() },
     });
   });
 
@@ -129,7 +130,7 @@ describeBackends('idempotency service and store', (backend) => {
       });
       return ok({ mine: true });
     });
-    expect(outcome).toEqual({ kind: 'run', answer: ok({ mine: true }) });
+    expect(outcome).toEqual({ ok: true, value: { replayed: false, answer: ok({ mine: true }) } });
     expect(await row('fenced')).toMatchObject({
       state: 'in_progress',
       owner: 'the-taker',
@@ -149,15 +150,15 @@ describeBackends('idempotency service and store', (backend) => {
         status,
         body: { status },
       }));
-      expect(outcome.kind).toBe('run');
+      expect(outcome).toMatchObject({ ok: true, value: { replayed: false } });
       expect(await row(`status-${status}`)).toBeNull();
     }
     for (const status of [200, 502, 504]) {
       await service.run(slot(`status-${status}`), 'fp', async () => ({ status, body: { status } }));
       expect(await row(`status-${status}`)).toMatchObject({ state: 'done', responseStatus: status });
       expect(await peer.run(slot(`status-${status}`), 'fp', async () => ok())).toEqual({
-        kind: 'replay',
-        answer: { status, body: { status } },
+        ok: true,
+        value: { replayed: true, answer: { status, body: { status } } },
       });
     }
   });
@@ -165,20 +166,23 @@ describeBackends('idempotency service and store', (backend) => {
   it('the cache never answers what the database would not', async () => {
     await service.run(slot('cached'), 'fp-a', async () => ok({ n: 1 }));
     // Same key, other request: the database decides (422), not the cached record of fp-a.
-    expect(await service.run(slot('cached'), 'fp-b', async () => ok())).toEqual({ kind: 'conflict' });
+    expect(await service.run(slot('cached'), 'fp-b', async () => ok())).toEqual({
+      ok: false,
+      error: 'conflict',
+    });
     expect(await service.run(slot('cached'), 'fp-a', async () => ok())).toEqual({
-      kind: 'replay',
-      answer: ok({ n: 1 }),
+      ok: true,
+      value: { replayed: true, answer: ok({ n: 1 }) },
     });
     // Past its 24 hours the cached record is ignored and the key is as new.
     clock.advance(settings.ttlMs);
     expect(await service.run(slot('cached'), 'fp-b', async () => ok({ n: 2 }))).toEqual({
-      kind: 'run',
-      answer: ok({ n: 2 }),
+      ok: true,
+      value: { replayed: false, answer: ok({ n: 2 }) },
     });
     expect(await peer.run(slot('cached'), 'fp-b', async () => ok())).toEqual({
-      kind: 'replay',
-      answer: ok({ n: 2 }),
+      ok: true,
+      value: { replayed: true, answer: ok({ n: 2 }) },
     });
   });
 
