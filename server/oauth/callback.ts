@@ -96,7 +96,7 @@ export async function handleOAuthCallback(
       oidc.authorizationCodeGrant(config, current, { pkceCodeVerifier: verifier, expectedState: state }),
     );
     if (!exchanged.ok) {
-      const { failure } = exchanged;
+      const failure = exchanged.error;
       log.warn(
         {
           appId: app.appId,

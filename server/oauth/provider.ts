@@ -2,6 +2,7 @@ import * as oidc from 'openid-client';
 import type { PublicAuth } from '../../shared/schemas/apps.ts';
 import type { LoadedApp } from '../apps/registry.ts';
 import { excerpt } from '../excerpt.ts';
+import { err, ok, type Result } from '../result.ts';
 
 /** The auth block of an oauth2 app, as the registry holds it (the client secret apart). */
 export type OAuthAuth = Extract<PublicAuth, { type: 'oauth2' }>;
@@ -26,7 +27,7 @@ export type ProviderFailure =
   | { kind: 'unreachable' }
   | { kind: 'timeout' };
 
-export type ProviderOutcome<T> = { ok: true; value: T } | { ok: false; failure: ProviderFailure };
+export type ProviderOutcome<T> = Result<T, ProviderFailure>;
 
 /**
  * The issuer we tell openid-client. Registrations carry endpoints, not an issuer, and we never
@@ -106,14 +107,14 @@ export async function callProvider<T>(
   };
   const config = providerConfiguration(app.auth, await app.secret(), fetchImpl);
   try {
-    return { ok: true, value: await request(config) };
+    return ok(await request(config));
   } catch (error) {
-    if (!answered) return { ok: false, failure: { kind: signal.aborted ? 'timeout' : 'unreachable' } };
+    if (!answered) return err({ kind: signal.aborted ? 'timeout' : 'unreachable' });
     const { status, body } = answered;
     if (error instanceof oidc.ResponseBodyError && status >= 400 && status < 500) {
-      return { ok: false, failure: { kind: 'oauth_error', error: error.error, status, body } };
+      return err({ kind: 'oauth_error', error: error.error, status, body });
     }
-    return { ok: false, failure: { kind: 'http_error', status, body } };
+    return err({ kind: 'http_error', status, body });
   }
 }
 

@@ -151,7 +151,7 @@ async function lockedRefresh(
         oidc.refreshTokenGrant(config, refreshToken),
       );
       if (!answer.ok) {
-        const { failure } = answer;
+        const failure = answer.error;
         const reauth = failure.kind === 'oauth_error' && REAUTH_ERRORS.has(failure.error);
         deps.metrics.recordRefresh(key.appId, reauth ? 'reauth_required' : 'failed');
         deps.logger.warn(

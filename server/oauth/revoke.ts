@@ -34,7 +34,7 @@ export async function disconnect(deps: AppDeps, key: GrantKey): Promise<Disconne
           );
           if (!revoked.ok) {
             deps.logger.warn(
-              { appId: key.appId, clientId: key.clientId, hint, failure: revoked.failure.kind },
+              { appId: key.appId, clientId: key.clientId, hint, failure: revoked.error.kind },
               'oauth revocation failed; forgetting the grant anyway',
             );
           }
