@@ -42,13 +42,23 @@ export interface World {
 }
 
 export async function startWorld(backend: BackendName): Promise<World> {
-  const port = await freePort();
-  const publicUrl = `http://127.0.0.1:${port}`;
+  // toolgate's public URL must be known before it starts and before the provider registers its
+  // callback: take a free port, and take another when something else bound it in the meantime.
+  let server: TestServer | undefined;
+  let publicUrl = '';
+  for (let attempt = 1; !server; attempt += 1) {
+    const port = await freePort();
+    publicUrl = `http://127.0.0.1:${port}`;
+    try {
+      server = await startServer(backend, { env: { PORT: String(port), PUBLIC_URL: publicUrl } });
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'EADDRINUSE' || attempt === 5) throw error;
+    }
+  }
   const provider = await startOAuthProvider({ redirectUri: `${publicUrl}/handleOAuthCallback` });
   const upstream = await startUpstream();
   upstream.setTokenCheck((token) => provider.isAccessTokenValid(token));
   const receiver = await startRedirectReceiver();
-  const server = await startServer(backend, { env: { PORT: String(port), PUBLIC_URL: publicUrl } });
 
   const admin = async (method: string, path: string, body?: unknown) => {
     const reply = await call(server.url, method, path, { key: server.adminKey, body });

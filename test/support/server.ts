@@ -51,7 +51,15 @@ export async function startServer(
     },
   });
   const app = await createApp(loaded.config, { logger: createLogger('info', sink), clock: options.clock });
-  const url = await app.listen();
+  let url: string;
+  try {
+    url = await app.listen();
+  } catch (error) {
+    // A chosen PORT can be taken meanwhile (EADDRINUSE): leave nothing open, let the caller retry.
+    await app.close();
+    await fresh?.drop();
+    throw error;
+  }
   return {
     url,
     app,
