@@ -6,9 +6,17 @@
  */
 let generation = 0;
 
-/** Called by every grant write of this process, before and after the statement. */
-export function grantsChanged(): void {
+/**
+ * Runs one grant write, counted before it starts and after it ends (also when it fails): a cached
+ * read that overlapped it is never kept.
+ */
+export async function writingGrants<T>(write: () => Promise<T>): Promise<T> {
   generation += 1;
+  try {
+    return await write();
+  } finally {
+    generation += 1;
+  }
 }
 
 export function grantGeneration(): number {

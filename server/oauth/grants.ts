@@ -2,7 +2,7 @@ import { LIMITS } from '../config.ts';
 import type { Envelope } from '../crypto/envelope.ts';
 import type { Prisma, PrismaClient } from '../db/generated/client.ts';
 import { newId } from '../ids.ts';
-import { grantsChanged } from './grant-writes.ts';
+import { writingGrants } from './grant-writes.ts';
 
 /**
  * End-user grants: one `connections` row per (client, user, app). The token set is sealed with
@@ -107,13 +107,7 @@ export async function saveGrant(
   grant: NewTokens,
   now: Date,
 ): Promise<void> {
-  const data = {
-    status: 'active' satisfies GrantStatus,
-    scopes: grant.scopes,
-    expiresAt: grant.expiresAt,
-    credential: await sealTokens(envelope, key, grant.tokens),
-    updatedAt: now,
-  };
+  const data = await activeGrantData(envelope, key, grant, now);
   const upsert = () =>
     db.connection.upsert({
       where: whereKey(key),
@@ -121,16 +115,26 @@ export async function saveGrant(
       update: data,
       select: { id: true },
     });
-  grantsChanged();
-  try {
-    await upsert();
-  } catch (error) {
-    // Two callbacks of one triple racing to create: the loser's insert conflicts; it replaces instead.
-    if ((error as { code?: string }).code !== 'P2002') throw error;
-    await upsert();
-  } finally {
-    grantsChanged();
-  }
+  await writingGrants(async () => {
+    try {
+      await upsert();
+    } catch (error) {
+      // Two callbacks of one triple racing to create: the loser's insert conflicts; it replaces instead.
+      if ((error as { code?: string }).code !== 'P2002') throw error;
+      await upsert();
+    }
+  });
+}
+
+/** The columns of an active grant holding `grant`'s tokens, sealed. */
+async function activeGrantData(envelope: Envelope, key: GrantKey, grant: NewTokens, now: Date) {
+  return {
+    status: 'active' satisfies GrantStatus,
+    scopes: grant.scopes,
+    expiresAt: grant.expiresAt,
+    credential: await sealTokens(envelope, key, grant.tokens),
+    updatedAt: now,
+  };
 }
 
 /**
@@ -145,22 +149,8 @@ export async function saveRefreshedTokens(
   grant: NewTokens,
   now: Date,
 ): Promise<void> {
-  grantsChanged();
-  try {
-    await db.connection.update({
-      where: { id },
-      data: {
-        status: 'active' satisfies GrantStatus,
-        scopes: grant.scopes,
-        expiresAt: grant.expiresAt,
-        credential: await sealTokens(envelope, key, grant.tokens),
-        updatedAt: now,
-      },
-      select: { id: true },
-    });
-  } finally {
-    grantsChanged();
-  }
+  const data = await activeGrantData(envelope, key, grant, now);
+  await writingGrants(() => db.connection.update({ where: { id }, data, select: { id: true } }));
 }
 
 /**
@@ -175,35 +165,24 @@ export async function saveRefreshedTokensIf(
   grant: NewTokens,
   now: Date,
 ): Promise<boolean> {
-  grantsChanged();
-  try {
-    const { count } = await db.connection.updateMany({
+  const data = await activeGrantData(envelope, key, grant, now);
+  const { count } = await writingGrants(() =>
+    db.connection.updateMany({
       where: { id: version.id, credential: { equals: new Uint8Array(version.credential) } },
-      data: {
-        status: 'active' satisfies GrantStatus,
-        scopes: grant.scopes,
-        expiresAt: grant.expiresAt,
-        credential: await sealTokens(envelope, key, grant.tokens),
-        updatedAt: now,
-      },
-    });
-    return count === 1;
-  } finally {
-    grantsChanged();
-  }
+      data,
+    }),
+  );
+  return count === 1;
 }
 
 export async function markReauthRequired(db: Db, id: string, now: Date): Promise<void> {
-  grantsChanged();
-  try {
-    await db.connection.update({
+  await writingGrants(() =>
+    db.connection.update({
       where: { id },
       data: { status: 'reauth_required' satisfies GrantStatus, updatedAt: now },
       select: { id: true },
-    });
-  } finally {
-    grantsChanged();
-  }
+    }),
+  );
 }
 
 export interface ConnectionListing {
@@ -229,10 +208,5 @@ export function listGrants(
 }
 
 export async function deleteGrant(db: Db, id: string): Promise<void> {
-  grantsChanged();
-  try {
-    await db.connection.deleteMany({ where: { id } });
-  } finally {
-    grantsChanged();
-  }
+  await writingGrants(() => db.connection.deleteMany({ where: { id } }));
 }
