@@ -1115,7 +1115,12 @@ async function main(): Promise<number> {
   process.once('SIGTERM', () => abort('SIGTERM', 143));
 
   if (options.startups > 0 && !options.profileOnly) {
-    const figures = await measureStartup(ROOT, { postgres: options.postgres, starts: options.startups, log });
+    const figures = await measureStartup(ROOT, {
+      postgres: options.postgres,
+      starts: options.startups,
+      bundle: options.bundle ? path.resolve(options.bundle) : null,
+      log,
+    });
     process.stdout.write(`\n${startupTable(figures)}\n`);
     if (options.startupOnly) return 0;
   }

@@ -65,9 +65,17 @@ async function timeStart(
 
 export async function measureStartup(
   root: string,
-  options: { postgres: string | null; starts: number; log: (line: string) => void },
+  options: {
+    postgres: string | null;
+    starts: number;
+    /** A built dist/server folder to start instead of building one (A/B runs). */
+    bundle: string | null;
+    log: (line: string) => void;
+  },
 ): Promise<StartupFigure[]> {
-  execFileSync(process.execPath, ['scripts/build.mjs', '--bundle-only'], { cwd: root, stdio: 'ignore' });
+  if (!options.bundle) {
+    execFileSync(process.execPath, ['scripts/build.mjs', '--bundle-only'], { cwd: root, stdio: 'ignore' });
+  }
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'toolgate-bench-startup-'));
   const env = (databaseUrl: string): NodeJS.ProcessEnv => ({
     PATH: process.env.PATH,
@@ -77,7 +85,7 @@ export async function measureStartup(
     LOCAL_KEK: randomBytes(32).toString('base64'),
     LOG_LEVEL: 'warn',
   });
-  const built = ['--enable-source-maps', 'dist/server/main.mjs'];
+  const built = ['--enable-source-maps', path.join(options.bundle ?? 'dist/server', 'main.mjs')];
   const dev = ['--import', 'tsx', 'server/main.ts'];
   const figures: StartupFigure[] = [];
   const series = async (label: string, args: string[], databaseUrl: string, starts: number) => {

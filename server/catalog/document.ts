@@ -6,8 +6,6 @@
  * document here: real documents are imperfect, and each operation is judged on its own
  * (`tools.ts`). References are followed where they are used; nothing is ever fetched.
  */
-import s2o from 'swagger2openapi';
-import { parse as parseYaml } from 'yaml';
 import type { Issue } from '../../shared/errors.ts';
 import { err, ok, type Result } from '../result.ts';
 import { isObject } from './pointer.ts';
@@ -34,7 +32,7 @@ export async function loadDocument(input: unknown): Promise<Result<LoadedDocumen
     try {
       // JSON text parses faster and keeps its key order as JSON; anything else is YAML, a superset
       // of JSON, with aliases capped against expansion bombs.
-      value = parseJsonOrYaml(input);
+      value = await parseJsonOrYaml(input);
     } catch (error) {
       const reason = error instanceof Error ? error.message.split('\n')[0] : 'unreadable';
       return fail('', `The document is neither JSON nor YAML: ${reason}.`);
@@ -73,17 +71,21 @@ export async function loadDocument(input: unknown): Promise<Result<LoadedDocumen
   });
 }
 
-function parseJsonOrYaml(text: string): unknown {
+// yaml and swagger2openapi (about 0.7 MB of code) load on first use: start-up parses neither.
+async function parseJsonOrYaml(text: string): Promise<unknown> {
   try {
     return JSON.parse(text);
   } catch {
-    return parseYaml(text, { maxAliasCount: 100, prettyErrors: false });
+    // The default export: a bundled CommonJS package has no named exports under dynamic import.
+    const { default: yaml } = await import('yaml');
+    return yaml.parse(text, { maxAliasCount: 100, prettyErrors: false });
   }
 }
 
 /** Swagger 2.0 → OpenAPI 3.0 with swagger2openapi: lenient (`patch`), no external reference resolved. */
 async function convertSwagger(document: JsonObject): Promise<Result<JsonObject, Issue[]>> {
   try {
+    const { default: s2o } = await import('swagger2openapi');
     const result = await s2o.convertObj(structuredClone(document) as never, {
       patch: true,
       warnOnly: true,

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, hasPostgres } from '../support/db.ts';
+import { startEchoUpstream } from '../support/echo-upstream.ts';
 
 /**
  * The server process as `npm start` runs it (the bundle in dist/server, rebuilt here from the
@@ -125,6 +126,101 @@ describe('npm start', { timeout: 240_000 }, () => {
         `toolgate: warning: PUBLIC_URL is http://0.0.0.0:${port}, a wildcard address no browser can reach: OAuth providers would redirect users to http://0.0.0.0:${port}/handleOAuthCallback. Set PUBLIC_URL to the address users reach this server at.\n`,
     );
     expect(await stop(r)).toBe(0);
+  });
+
+  // The bundle carries most packages inside it and loads some parts on first use (YAML, Swagger
+  // 2.0, the compile worker, MCP, the OpenAPI generator): each must work from dist/ as from the sources.
+  it('serves from the bundle what loads on first use: YAML, Swagger 2.0, the compile worker, MCP, /openapi.json', async () => {
+    const upstream = await startEchoUpstream();
+    const adminKey = 'a'.repeat(32);
+    const r = server({ DATABASE_URL: 'pglite:memory', TOOLGATE_ADMIN_KEY: adminKey });
+    try {
+      const url = await r.ready;
+      const admin = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
+      const post = async (path: string, body: unknown, headers: Record<string, string>, method = 'POST') => {
+        const response = await fetch(`${url}${path}`, { method, headers, body: JSON.stringify(body) });
+        return [response.status, await response.json()] as [number, Record<string, unknown>];
+      };
+      const [, client] = await post('/admin/clients', { name: 'bundle' }, admin);
+      const [, key] = await post(
+        `/admin/clients/${client.clientId}/api-keys`,
+        { name: 'k', scopes: ['tools:execute'] },
+        admin,
+      );
+      const swaggerYaml = [
+        'swagger: "2.0"',
+        'info: { title: Legacy, version: "1" }',
+        'basePath: /v1',
+        'paths:',
+        '  /items/{id}:',
+        '    get:',
+        '      operationId: getItem',
+        '      parameters: [{ name: id, in: path, required: true, type: string }]',
+        '      responses: { "200": { description: ok } }',
+      ].join('\n');
+      const app = {
+        provider: 'example.legacy',
+        baseUrl: upstream.url,
+        openapi: swaggerYaml,
+        auth: { type: 'none' },
+      };
+      expect(await post('/admin/apps/legacy', app, admin, 'PUT')).toEqual([
+        200,
+        { appId: 'legacy', tools: ['getItem'], skipped: [] },
+      ]);
+
+      const agent = {
+        authorization: `Bearer ${key.apiKey}`,
+        'x-service-client-id': String(client.clientId),
+        'content-type': 'application/json',
+      };
+      const [status, answer] = await post(
+        '/proxyV2',
+        { toolId: 'legacy:::getItem', parameters: { id: '7' } },
+        agent,
+      );
+      expect([status, answer]).toEqual([
+        200,
+        {
+          ok: true,
+          data: { received: true },
+          meta: { tool_id: 'legacy:::getItem', duration_ms: expect.any(Number), provider: 'example.legacy' },
+        },
+      ]);
+      expect(upstream.last().url).toBe('/items/7'); // baseUrl, not the document's basePath
+
+      const mcp = await fetch(`${url}/mcp`, {
+        method: 'POST',
+        headers: {
+          ...agent,
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': 'tools/list',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/list',
+          params: {
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+              'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+              'io.modelcontextprotocol/clientCapabilities': {},
+            },
+          },
+        }),
+      });
+      expect(mcp.status).toBe(200);
+      const listed = (await mcp.json()) as { result: { tools: { name: string }[] } };
+      expect(listed.result.tools.map((tool) => tool.name)).toEqual(['legacy__getItem']);
+
+      const spec = await fetch(`${url}/openapi.json`);
+      expect(spec.status).toBe(200);
+      expect(Object.keys(((await spec.json()) as { paths: object }).paths)).toContain('/proxyV2');
+    } finally {
+      await stop(r);
+      await upstream.close();
+    }
   });
 
   // Before, a connection made while the database opened was accepted and never answered.
