@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { provisionAgent } from '../support/agent.ts';
 import { describeBackends } from '../support/db.ts';
-import { call, provisionClient, startServer, type TestServer } from '../support/server.ts';
+import { call, startServer, type TestServer } from '../support/server.ts';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -183,7 +184,7 @@ describeBackends('admin procedures', (backend) => {
     });
 
     it('revokes a key: it stops working at once on this server; revoking again is fine', async () => {
-      const agent = await provisionClient(server, ['admin']);
+      const agent = await provisionAgent(server, ['admin']);
       expect((await call(server.url, 'GET', '/admin/clients', { key: agent.apiKey })).status).toBe(200);
       const revoked = await admin('DELETE', `/admin/api-keys/${agent.keyId}`);
       expect(revoked.status).toBe(200);
@@ -204,12 +205,12 @@ describeBackends('admin procedures', (backend) => {
   describe('admin authorization', () => {
     it('accepts TOOLGATE_ADMIN_KEY and a client key with the admin scope', async () => {
       expect((await admin('GET', '/admin/clients')).status).toBe(200);
-      const agent = await provisionClient(server, ['admin']);
+      const agent = await provisionAgent(server, ['admin']);
       expect((await call(server.url, 'GET', '/admin/clients', { key: agent.apiKey })).status).toBe(200);
     });
 
     it('answers 403 rbac_denied with scope admin for a key without it, with or without a client id', async () => {
-      const agent = await provisionClient(server, ['tools:execute']);
+      const agent = await provisionAgent(server, ['tools:execute']);
       for (const clientId of [undefined, agent.clientId]) {
         const reply = await call(server.url, 'POST', '/admin/clients', {
           key: agent.apiKey,
@@ -251,7 +252,7 @@ describeBackends('admin procedures', (backend) => {
   });
 
   it('never writes a key or the admin key into a log line', async () => {
-    const agent = await provisionClient(server, ['admin']);
+    const agent = await provisionAgent(server, ['admin']);
     await call(server.url, 'GET', '/admin/clients', { key: agent.apiKey });
     await call(server.url, 'GET', '/admin/clients', { key: `${agent.apiKey}x` });
     const logs = server.logs.join('');

@@ -3,9 +3,10 @@
  * backend, with the test upstream's OpenAPI documents.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { oauth2Auth, proxy } from '../proxy/helpers.ts';
+import { oauth2Auth } from '../proxy/helpers.ts';
+import { provisionAgent, proxy } from '../support/agent.ts';
 import { describeBackends } from '../support/db.ts';
-import { call, provisionClient, type Reply, startServer, type TestServer } from '../support/server.ts';
+import { call, type Reply, startServer, type TestServer } from '../support/server.ts';
 import { startUpstream, type Upstream } from '../support/upstream.ts';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -191,14 +192,14 @@ describeBackends('app registration', (backend) => {
       expect(shown.body).toMatchObject({ baseUrl: upstream.url, tools: ['readText', 'readItem'] });
 
       // The YAML app's tools run like any other.
-      const agent = await provisionClient(server, ['tools:execute:yamly']);
+      const agent = await provisionAgent(server, ['tools:execute:yamly']);
       const ran = await proxy(server, agent, { toolId: 'yamly:::readItem', parameters: { itemId: 'y-1' } });
       expect(ran.status).toBe(200);
       expect(ran.body.data).toEqual({ id: 'y-1', title: 'An item' });
     });
 
     it('replaces an app: new document, auth and tools take effect at once', async () => {
-      const agent = await provisionClient(server, ['tools:execute:swap']);
+      const agent = await provisionAgent(server, ['tools:execute:swap']);
       expect(
         await admin('PUT', '/admin/apps/swap', {
           provider: 'acme.items',
@@ -297,7 +298,7 @@ describeBackends('app registration', (backend) => {
 
   describe('DELETE /admin/apps/{appId}', () => {
     it('deletes an app: then GET, DELETE and its tools answer not found', async () => {
-      const agent = await provisionClient(server, ['tools:execute']);
+      const agent = await provisionAgent(server, ['tools:execute']);
       await admin('PUT', '/admin/apps/doomed', {
         provider: 'acme.items',
         openapi: upstream.openapi,
@@ -641,7 +642,7 @@ describeBackends('app registration', (backend) => {
         error: 'invalid_api_key',
         message: 'The API key is missing, malformed, unknown or revoked.',
       });
-      const agent = await provisionClient(server, ['tools:execute']);
+      const agent = await provisionAgent(server, ['tools:execute']);
       for (const [method, path] of [
         ['PUT', '/admin/apps/x'],
         ['GET', '/admin/apps'],
@@ -699,7 +700,7 @@ describeBackends('app registration', (backend) => {
     });
 
     it('never shows a secret in any answer or log line', async () => {
-      const agent = await provisionClient(server, ['tools:execute']);
+      const agent = await provisionAgent(server, ['tools:execute']);
       replies.push(await call(server.url, 'GET', '/tools', { key: agent.apiKey, clientId: agent.clientId }));
       replies.push(await admin('GET', '/admin/apps'));
       expect(replies.length).toBeGreaterThan(20);

@@ -5,10 +5,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unpackText } from '../../server/catalog/packing.ts';
+import { provisionAgent } from '../support/agent.ts';
 import { createTestDatabase } from '../support/db.ts';
 import { type EchoUpstream, startEchoUpstream } from '../support/echo-upstream.ts';
 import { largeDocument } from '../support/fixtures/openapi/real-cases.ts';
-import { call, provisionClient, startServer, type TestServer } from '../support/server.ts';
+import { call, startServer, type TestServer } from '../support/server.ts';
 
 describe('large documents', () => {
   let server: TestServer;
@@ -62,7 +63,7 @@ describe('large documents', () => {
     const on = (url: string) => startServer('pglite', { databaseUrl: url });
     try {
       const first = await on(database.url);
-      const agent = await provisionClient(first, ['tools:execute:large']);
+      const agent = await provisionAgent(first, ['tools:execute:large']);
       const put = await call(first.url, 'PUT', '/admin/apps/large', {
         key: first.adminKey,
         body: { provider: 'acme.large', openapi: largeDocument(upstream.url, 50), auth: { type: 'none' } },

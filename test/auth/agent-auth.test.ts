@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../server/clock.ts';
 import { LIMITS } from '../../server/config.ts';
+import { type Agent, provisionAgent } from '../support/agent.ts';
 import { backends, describeBackends } from '../support/db.ts';
-import { call, provisionClient, startServer, type TestServer } from '../support/server.ts';
+import { call, startServer, type TestServer } from '../support/server.ts';
 
 const INVALID_API_KEY = {
   ok: false,
@@ -17,12 +18,12 @@ const INVALID_CLIENT = {
 
 describeBackends('agent authentication', (backend) => {
   let server: TestServer;
-  let agent: { clientId: string; keyId: string; apiKey: string };
-  let other: { clientId: string; keyId: string; apiKey: string };
+  let agent: Agent;
+  let other: Agent;
   beforeAll(async () => {
     server = await startServer(backend.name);
-    agent = await provisionClient(server, ['tools:execute']);
-    other = await provisionClient(server, ['tools:execute'], 'other');
+    agent = await provisionAgent(server, ['tools:execute']);
+    other = await provisionAgent(server, ['tools:execute'], { name: 'other' });
   });
   afterAll(async () => {
     await server?.close();
@@ -103,7 +104,7 @@ describe.runIf(backends().some((b) => b.name === 'postgres'))(
 
     it('a key revoked on one server stops working on the other within the recheck time (< 5 s)', async () => {
       expect(LIMITS.apiKeyRecheckMs).toBeLessThan(5_000);
-      const agent = await provisionClient(first, ['tools:execute']);
+      const agent = await provisionAgent(first, ['tools:execute']);
       const before = await call(second.url, 'GET', '/tools', { key: agent.apiKey, clientId: agent.clientId });
       expect(before.status).toBe(200);
       const revoked = await call(first.url, 'DELETE', `/admin/api-keys/${agent.keyId}`, {

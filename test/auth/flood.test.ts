@@ -6,7 +6,8 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../server/clock.ts';
 import { LIMITS } from '../../server/config.ts';
-import { provisionClient, startServer, type TestServer } from '../support/server.ts';
+import { type Agent, provisionAgent } from '../support/agent.ts';
+import { startServer, type TestServer } from '../support/server.ts';
 
 const INVALID_API_KEY = {
   ok: false,
@@ -48,13 +49,13 @@ function getTools(
 describe('a wrong-secret flood against a real key id', () => {
   const clock = manualClock(Date.now());
   let server: TestServer;
-  let agent: { clientId: string; keyId: string; apiKey: string };
+  let agent: Agent;
   const forged = () => `tg_${agent.keyId}_${randomBytes(32).toString('base64url')}`;
   const stats = () => server.app.deps.keys.stats();
 
   beforeAll(async () => {
     server = await startServer('pglite', { clock });
-    agent = await provisionClient(server, ['tools:execute']);
+    agent = await provisionAgent(server, ['tools:execute']);
   });
   afterAll(async () => {
     await server?.close();
@@ -108,7 +109,7 @@ describe('a wrong-secret flood against a real key id', () => {
   it('limits one address across key ids too', async () => {
     clock.advance(LIMITS.apiKeyFailureWindowMs);
     const others = await Promise.all(
-      Array.from({ length: 3 }, (_, i) => provisionClient(server, ['tools:execute'], `other-${i}`)),
+      Array.from({ length: 3 }, (_, i) => provisionAgent(server, ['tools:execute'], { name: `other-${i}` })),
     );
     const before = stats();
     for (let i = 0; i < LIMITS.apiKeyFailuresPerAddress + 10; i += 1) {

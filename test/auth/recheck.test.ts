@@ -4,8 +4,9 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { manualClock } from '../../server/clock.ts';
 import { LIMITS } from '../../server/config.ts';
+import { provisionAgent } from '../support/agent.ts';
 import { describeBackends } from '../support/db.ts';
-import { call, provisionClient, startServer, type TestServer } from '../support/server.ts';
+import { call, startServer, type TestServer } from '../support/server.ts';
 
 const INVALID_API_KEY = {
   ok: false,
@@ -28,7 +29,7 @@ describeBackends('verified-key cache', (backend) => {
   const row = (keyId: string) => server.app.deps.db.prisma.apiKey.findUniqueOrThrow({ where: { id: keyId } });
 
   it('notices a revocation made elsewhere within the recheck time, not before', async () => {
-    const agent = await provisionClient(server, ['tools:execute']);
+    const agent = await provisionAgent(server, ['tools:execute']);
     expect((await tools(agent)).status).toBe(200);
     // Another server revokes: only the database changes, this server's cache is not told.
     await server.app.deps.db.prisma.apiKey.update({
@@ -45,7 +46,7 @@ describeBackends('verified-key cache', (backend) => {
   });
 
   it('picks up a scope change made elsewhere at the next recheck', async () => {
-    const agent = await provisionClient(server, ['tools:execute', 'connections:read']);
+    const agent = await provisionAgent(server, ['tools:execute', 'connections:read']);
     const listed = () =>
       call(server.url, 'GET', '/connections', {
         key: agent.apiKey,
@@ -68,7 +69,7 @@ describeBackends('verified-key cache', (backend) => {
   });
 
   it('writes last_used_at on first use, then at most once a minute', async () => {
-    const agent = await provisionClient(server, ['tools:execute']);
+    const agent = await provisionAgent(server, ['tools:execute']);
     expect((await row(agent.keyId)).lastUsedAt).toBeNull();
     const first = clock.now();
     expect((await tools(agent)).status).toBe(200);

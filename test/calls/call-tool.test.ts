@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type AdmittedCaller, admitCall, type CallRequest, callTool } from '../../server/calls/call-tool.ts';
 import type { AppDeps } from '../../server/deps.ts';
-import { registerApp } from '../proxy/helpers.ts';
+import { registerApp } from '../support/agent.ts';
 import { describeBackends } from '../support/db.ts';
 import { startServer, type TestServer } from '../support/server.ts';
 import { startUpstream, type Upstream } from '../support/upstream.ts';

@@ -8,10 +8,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { dumpDatabase, PUBLIC_URL } from '../oauth/harness.ts';
-import { type Agent, proxy, registerApp } from '../proxy/helpers.ts';
+import { type Agent, provisionAgent, proxy, registerApp } from '../support/agent.ts';
 import { describeBackends } from '../support/db.ts';
 import { type OAuthProviderFixture, startOAuthProvider } from '../support/oauth-provider.ts';
-import { call, provisionClient, startServer, type TestServer } from '../support/server.ts';
+import { call, startServer, type TestServer } from '../support/server.ts';
 
 const API_KEY = 'sk_live_relay-secret-0123456789abcdef';
 const LIMIT = 64 * 1024;
@@ -134,7 +134,7 @@ describeBackends('relayed upstream bodies', (backend) => {
       openapi: upstream.openapi,
       auth: provider.appAuth(),
     });
-    agent = await provisionClient(server, ['tools:execute', 'oauth:initiate']);
+    agent = await provisionAgent(server, ['tools:execute', 'oauth:initiate']);
   });
 
   afterAll(async () => {

@@ -3,7 +3,7 @@
  * server: what registration answers, what /tools shows, and exactly what the upstream receives.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type Agent, proxy } from '../proxy/helpers.ts';
+import { type Agent, provisionAgent, proxy } from '../support/agent.ts';
 import { type EchoUpstream, startEchoUpstream } from '../support/echo-upstream.ts';
 import {
   boxLike,
@@ -16,7 +16,7 @@ import {
   swagger2,
   twilioLike,
 } from '../support/fixtures/openapi/real-cases.ts';
-import { call, provisionClient, type Reply, startServer, type TestServer } from '../support/server.ts';
+import { call, type Reply, startServer, type TestServer } from '../support/server.ts';
 import type { RecordedRequest } from '../support/upstream.ts';
 
 const DIALECT = 'https://json-schema.org/draft/2020-12/schema';
@@ -27,7 +27,7 @@ let agent: Agent;
 
 beforeAll(async () => {
   [server, upstream] = await Promise.all([startServer('pglite'), startEchoUpstream()]);
-  agent = await provisionClient(server, ['tools:execute']);
+  agent = await provisionAgent(server, ['tools:execute']);
 });
 afterAll(async () => {
   await server?.close();

@@ -2,7 +2,8 @@
 // contract table: JSON nested thousands of levels deep, NUL and other control characters in
 // strings that reach PostgreSQL or a Location header, redirect URIs that are no safe Location.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, provisionClient, startServer, type TestServer } from '../support/server.ts';
+import { type Agent, provisionAgent } from '../support/agent.ts';
+import { call, startServer, type TestServer } from '../support/server.ts';
 
 const TOO_DEEP = {
   ok: false,
@@ -27,10 +28,10 @@ function nestedParameters(levels: number): string {
 
 describe('bad input never answers 500', () => {
   let server: TestServer;
-  let agent: { clientId: string; apiKey: string };
+  let agent: Agent;
   beforeAll(async () => {
     server = await startServer('pglite');
-    agent = await provisionClient(server, ['tools:execute', 'oauth:initiate', 'connections:read']);
+    agent = await provisionAgent(server, ['tools:execute', 'oauth:initiate', 'connections:read']);
   });
   afterAll(async () => {
     await server?.close();

@@ -4,7 +4,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, provisionClient, startServer, type TestServer } from '../support/server.ts';
+import { type Agent, provisionAgent } from '../support/agent.ts';
+import { call, startServer, type TestServer } from '../support/server.ts';
 
 interface Seen {
   method: string;
@@ -17,7 +18,7 @@ describe('upstream redirects', () => {
   let upstream: Server;
   let base: string;
   const seen: Seen[] = [];
-  let agent: { clientId: string; apiKey: string };
+  let agent: Agent;
 
   beforeAll(async () => {
     upstream = createServer(async (req, res) => {
@@ -42,7 +43,7 @@ describe('upstream redirects', () => {
     base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
 
     server = await startServer('pglite', { env: { UPSTREAM_TIMEOUT_MS: '3000' } });
-    agent = await provisionClient(server, ['tools:execute']);
+    agent = await provisionAgent(server, ['tools:execute']);
     const openapi = {
       openapi: '3.1.0',
       info: { title: 'redirects', version: '1' },

@@ -1,7 +1,8 @@
 /** Shortcuts for the idempotency tests: a real server, the fixture upstream, agents and calls. */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { call, provisionClient, type Reply, type TestServer } from '../support/server.ts';
+import { provisionAgent } from '../support/agent.ts';
+import { call, type Reply, type TestServer } from '../support/server.ts';
 import type { Upstream } from '../support/upstream.ts';
 
 export interface Agent {
@@ -32,7 +33,7 @@ export async function registerApps(server: TestServer, upstream: Upstream): Prom
     openapi: upstream.openapi,
     auth: { type: 'none' },
   });
-  const port = await closedPort();
+  const port = await freePort();
   await registerApp(server, 'oauthy', {
     provider: 'test.upstream',
     openapi: upstream.openapi,
@@ -48,7 +49,7 @@ export async function registerApps(server: TestServer, upstream: Upstream): Prom
 }
 
 export function newAgent(server: TestServer, name = 'agent'): Promise<Agent> {
-  return provisionClient(server, ['tools:execute'], name);
+  return provisionAgent(server, ['tools:execute'], { name });
 }
 
 /** POST /proxyV2 as `agent`, with an idempotency key unless `key` is undefined. */
@@ -74,7 +75,7 @@ export function hits(upstream: Upstream, path: string, query?: string): number {
 }
 
 /** A port on 127.0.0.1 that nothing listens on (bound once, then released). */
-export async function closedPort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const probe = createServer();
   await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
   const { port } = probe.address() as AddressInfo;

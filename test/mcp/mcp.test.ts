@@ -7,9 +7,10 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../oauth/harness.ts';
-import { closedPort } from '../proxy/helpers.ts';
+import { provisionAgent } from '../support/agent.ts';
 import { describeBackends } from '../support/db.ts';
-import { call, provisionClient } from '../support/server.ts';
+import { freePort } from '../support/ports.ts';
+import { call } from '../support/server.ts';
 import { agentHeaders, connectV1, connectV2, consent, MODERN_HEADERS, modernCall, rawMcp } from './world.ts';
 
 const TIMEOUT_MS = 1_500;
@@ -57,7 +58,7 @@ describeBackends('MCP', (backend) => {
       (
         await admin('/admin/apps/closed', {
           provider: 'acme.closed',
-          baseUrl: `http://127.0.0.1:${await closedPort()}`,
+          baseUrl: `http://127.0.0.1:${await freePort()}`,
           openapi: harness.upstream.openapi,
           auth: { type: 'none' },
         })
@@ -282,7 +283,7 @@ describeBackends('MCP', (backend) => {
         message: 'The API key is missing, malformed, unknown or revoked.',
       });
 
-      const agent = await provisionClient(harness.server, ['tools:execute']);
+      const agent = await provisionAgent(harness.server, ['tools:execute']);
       const wrongClient = await rawMcp(harness.server.url, initialize, {
         ...agentHeaders(agent),
         'x-service-client-id': harness.agent.clientId,

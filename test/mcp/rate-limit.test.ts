@@ -3,9 +3,9 @@
  * a refused call is a tool error carrying `retry_after`, never an HTTP 429 the client cannot read.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { registerApp } from '../proxy/helpers.ts';
+import { provisionAgent, registerApp } from '../support/agent.ts';
 import { describeBackends } from '../support/db.ts';
-import { provisionClient, startServer, type TestServer } from '../support/server.ts';
+import { startServer, type TestServer } from '../support/server.ts';
 import { startUpstream, type Upstream } from '../support/upstream.ts';
 import { connectV1, connectV2 } from './world.ts';
 
@@ -31,7 +31,7 @@ describeBackends('MCP rate limit', (backend) => {
 
   for (const era of ['v2', 'v1'] as const) {
     it(`answers the third call in a minute with a rate_limited tool error (${era}); listing is not counted`, async () => {
-      const agent = await provisionClient(server, ['tools:execute']);
+      const agent = await provisionAgent(server, ['tools:execute']);
       const world = { server, agent } as unknown as Parameters<typeof connectV2>[0];
       const { client, close } = await (era === 'v2' ? connectV2 : connectV1)(world, {
         urlElicitation: false,

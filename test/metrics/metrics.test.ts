@@ -1,8 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closedPort, proxy, registerApp } from '../proxy/helpers.ts';
-import { call, provisionClient, startServer, type TestServer } from '../support/server.ts';
+import { type Agent, provisionAgent, proxy, registerApp } from '../support/agent.ts';
+import { freePort } from '../support/ports.ts';
+import { call, startServer, type TestServer } from '../support/server.ts';
 
 /**
  * What an operator sees of tool calls: one `request` log line per call naming the contract code,
@@ -26,7 +27,7 @@ const DOCUMENT = {
 
 let server: TestServer;
 let upstream: Server;
-let agent: Awaited<ReturnType<typeof provisionClient>>;
+let agent: Agent;
 
 beforeAll(async () => {
   upstream = createServer((req, res) => {
@@ -37,10 +38,10 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
   server = await startServer('pglite', { env: { RATE_LIMIT_PER_KEY_PER_MIN: '5' } });
-  agent = await provisionClient(server, ['tools:execute']);
+  agent = await provisionAgent(server, ['tools:execute']);
   const registration = { provider: 'acme.pets', openapi: DOCUMENT, auth: { type: 'none' } };
   await registerApp(server, 'pets', { ...registration, baseUrl: base });
-  await registerApp(server, 'down', { ...registration, baseUrl: `http://127.0.0.1:${await closedPort()}` });
+  await registerApp(server, 'down', { ...registration, baseUrl: `http://127.0.0.1:${await freePort()}` });
 });
 afterAll(async () => {
   await server?.close();

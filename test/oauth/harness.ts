@@ -5,13 +5,14 @@
  * oauth2 app `demo` over the upstream's OpenAPI document.
  */
 import { manualClock } from '../../server/clock.ts';
+import { provisionAgent } from '../support/agent.ts';
 import type { BackendName } from '../support/db.ts';
 import {
   type OAuthProviderFixture,
   type OAuthProviderOptions,
   startOAuthProvider,
 } from '../support/oauth-provider.ts';
-import { call, provisionClient, type Reply, startServer, type TestServer } from '../support/server.ts';
+import { call, type Reply, startServer, type TestServer } from '../support/server.ts';
 import { startUpstream, type Upstream } from '../support/upstream.ts';
 
 export const PUBLIC_URL = 'http://toolgate.test';
@@ -74,7 +75,7 @@ export async function startHarness(backend: BackendName, options: HarnessOptions
     call(server.url, method, path, { key: server.adminKey, body });
 
   const newAgent = async (scopes = AGENT_SCOPES): Promise<Agent> => {
-    const { clientId, apiKey } = await provisionClient(server, scopes);
+    const { clientId, apiKey } = await provisionAgent(server, scopes);
     const added = await admin('POST', `/admin/clients/${clientId}/redirect-uris`, { uri: CLIENT_REDIRECT });
     if (added.status !== 200) throw new Error(`redirect URI: ${added.status} ${added.text}`);
     return { clientId, apiKey };

@@ -4,10 +4,11 @@
  * injected by the service, which no caller can set or override.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type Agent, provisionAgent, proxy, registerApp } from '../support/agent.ts';
 import { describeBackends } from '../support/db.ts';
-import { call, provisionClient, startServer, type TestServer } from '../support/server.ts';
+import { call, startServer, type TestServer } from '../support/server.ts';
 import { type RecordedRequest, startUpstream, type Upstream } from '../support/upstream.ts';
-import { type Agent, proxy, registerApp, strictlyEncoded } from './helpers.ts';
+import { strictlyEncoded } from './helpers.ts';
 
 const SECRET = 'svc-key-6c1f0a9e-do-not-leak';
 
@@ -108,7 +109,7 @@ describeBackends('parameter mapping as the upstream receives it', (backend) => {
       },
       auth: header,
     });
-    agent = await provisionClient(server, ['tools:execute']);
+    agent = await provisionAgent(server, ['tools:execute']);
   });
   afterAll(async () => {
     await server?.close();

@@ -4,10 +4,12 @@
  * The rate limit row lives in rate-limit.test.ts (it needs a server of its own).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type Agent, provisionAgent, proxy, registerApp } from '../support/agent.ts';
 import { describeBackends } from '../support/db.ts';
-import { call, provisionClient, startServer, type TestServer } from '../support/server.ts';
+import { freePort } from '../support/ports.ts';
+import { call, startServer, type TestServer } from '../support/server.ts';
 import { PNG_1X1, startUpstream, type Upstream } from '../support/upstream.ts';
-import { type Agent, closedPort, oauth2Auth, proxy, registerApp } from './helpers.ts';
+import { oauth2Auth } from './helpers.ts';
 
 const TIMEOUT_MS = 2_000;
 
@@ -77,14 +79,14 @@ describeBackends('POST /proxyV2', (backend) => {
     });
     await registerApp(server, 'closed', {
       provider: 'acme.closed',
-      baseUrl: `http://127.0.0.1:${await closedPort()}/v1`,
+      baseUrl: `http://127.0.0.1:${await freePort()}/v1`,
       openapi: upstream.openapi,
       auth: { type: 'none' },
     });
     [all, demoOnly, reader] = await Promise.all([
-      provisionClient(server, ['tools:execute']),
-      provisionClient(server, ['tools:execute:demo']),
-      provisionClient(server, ['connections:read']),
+      provisionAgent(server, ['tools:execute']),
+      provisionAgent(server, ['tools:execute:demo']),
+      provisionAgent(server, ['connections:read']),
     ]);
   });
   afterAll(async () => {
@@ -201,7 +203,7 @@ describeBackends('POST /proxyV2', (backend) => {
     });
 
     it('answers 401 invalid_api_key for a revoked key', async () => {
-      const agent = await provisionClient(server, ['tools:execute']);
+      const agent = await provisionAgent(server, ['tools:execute']);
       expect((await proxy(server, agent, { toolId: 'demo:::getText', parameters: {} })).status).toBe(200);
       await call(server.url, 'DELETE', `/admin/api-keys/${agent.keyId}`, { key: server.adminKey });
       const reply = await proxy(server, agent, { toolId: 'demo:::getText', parameters: {} });

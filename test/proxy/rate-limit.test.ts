@@ -5,10 +5,10 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { manualClock } from '../../server/clock.ts';
+import { type Agent, provisionAgent, proxy, registerApp } from '../support/agent.ts';
 import { describeBackends } from '../support/db.ts';
-import { call, provisionClient, type Reply, startServer, type TestServer } from '../support/server.ts';
+import { call, type Reply, startServer, type TestServer } from '../support/server.ts';
 import { startUpstream, type Upstream } from '../support/upstream.ts';
-import { type Agent, proxy, registerApp } from './helpers.ts';
 
 const LIMIT = 3;
 
@@ -48,14 +48,14 @@ describeBackends('POST /proxyV2 rate limit', (backend) => {
   }
 
   it('allows a burst of N, then answers 429 with Retry-After equal to retry_after', async () => {
-    const agent = await provisionClient(server, ['tools:execute']);
+    const agent = await provisionAgent(server, ['tools:execute']);
     for (let i = 0; i < LIMIT; i += 1) expect((await good(agent)).status).toBe(200);
     expectLimited(await good(agent), 60);
     expect(upstream.requests).toHaveLength(LIMIT);
   });
 
   it('counts down Retry-After in whole seconds, at least 1', async () => {
-    const agent = await provisionClient(server, ['tools:execute']);
+    const agent = await provisionAgent(server, ['tools:execute']);
     for (let i = 0; i < LIMIT; i += 1) await good(agent);
     clock.advance(30_500);
     expectLimited(await good(agent), 30);
@@ -66,7 +66,7 @@ describeBackends('POST /proxyV2 rate limit', (backend) => {
   });
 
   it('does not count refused calls: a full burst is allowed again 60 s after the first', async () => {
-    const agent = await provisionClient(server, ['tools:execute']);
+    const agent = await provisionAgent(server, ['tools:execute']);
     for (let i = 0; i < LIMIT; i += 1) await good(agent);
     for (let i = 0; i < 5; i += 1) expect((await good(agent)).status).toBe(429);
     clock.advance(60_000);
@@ -75,7 +75,7 @@ describeBackends('POST /proxyV2 rate limit', (backend) => {
   });
 
   it('slides: each call frees its place 60 s after it was made', async () => {
-    const agent = await provisionClient(server, ['tools:execute']);
+    const agent = await provisionAgent(server, ['tools:execute']);
     await good(agent);
     clock.advance(20_000);
     await good(agent);
@@ -89,7 +89,7 @@ describeBackends('POST /proxyV2 rate limit', (backend) => {
   });
 
   it('counts authenticated calls that fail later (bad body, unknown tool, bad parameters)', async () => {
-    const agent = await provisionClient(server, ['tools:execute']);
+    const agent = await provisionAgent(server, ['tools:execute']);
     expect((await proxy(server, agent, { toolId: 'demo:::getText' })).status).toBe(400);
     expect((await proxy(server, agent, { toolId: 'demo:::nope', parameters: {} })).status).toBe(404);
     expect((await proxy(server, agent, { toolId: 'demo:::getItem', parameters: {} })).status).toBe(400);
@@ -100,7 +100,7 @@ describeBackends('POST /proxyV2 rate limit', (backend) => {
   describe('order of checks', () => {
     let agent: Agent;
     beforeAll(async () => {
-      agent = await provisionClient(server, ['tools:execute:demo']);
+      agent = await provisionAgent(server, ['tools:execute:demo']);
       for (let i = 0; i < LIMIT; i += 1) await good(agent);
     });
 
@@ -124,7 +124,7 @@ describeBackends('POST /proxyV2 rate limit', (backend) => {
         body: { toolId: 'demo:::getText', parameters: {} },
       });
       expect([badKey.status, badKey.body.error]).toEqual([401, 'invalid_api_key']);
-      const other = await provisionClient(server, ['tools:execute']);
+      const other = await provisionAgent(server, ['tools:execute']);
       const wrongClient = await call(server.url, 'POST', '/proxyV2', {
         key: agent.apiKey,
         clientId: other.clientId,

@@ -6,10 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connectionContext } from '../../server/oauth/grants.ts';
+import { type Agent, provisionAgent, proxy, registerApp } from '../support/agent.ts';
 import { describeBackends } from '../support/db.ts';
-import { provisionClient, startServer, type TestServer } from '../support/server.ts';
+import { startServer, type TestServer } from '../support/server.ts';
 import { startUpstream, type Upstream } from '../support/upstream.ts';
-import { type Agent, oauth2Auth, proxy, registerApp, strictlyEncoded } from './helpers.ts';
+import { oauth2Auth, strictlyEncoded } from './helpers.ts';
 
 const API_KEY = 'ssrf-suite-api-key-do-not-leak';
 const ACCESS_TOKEN = 'ssrf-suite-access-token-do-not-leak';
@@ -73,7 +74,7 @@ describeBackends('SSRF: the upstream request stays on the registered origin', (b
       openapi: upstream.openapi,
       auth: oauth2Auth(),
     });
-    agent = await provisionClient(server, ['tools:execute']);
+    agent = await provisionAgent(server, ['tools:execute']);
 
     // A grant for (agent, USER, oauthy), stored as the OAuth flow stores one: sealed, ciphertext only.
     const credential = await server.app.deps.envelope.seal(

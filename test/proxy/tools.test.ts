@@ -1,9 +1,10 @@
 /** GET /tools end to end (docs/reference.md "Agent endpoints"): the catalog an agent reads, filtered by the key's scopes. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Agent, provisionAgent, registerApp } from '../support/agent.ts';
 import { describeBackends } from '../support/db.ts';
-import { call, provisionClient, startServer, type TestServer } from '../support/server.ts';
+import { call, startServer, type TestServer } from '../support/server.ts';
 import { startUpstream, type Upstream } from '../support/upstream.ts';
-import { type Agent, oauth2Auth, registerApp } from './helpers.ts';
+import { oauth2Auth } from './helpers.ts';
 
 const DIALECT = 'https://json-schema.org/draft/2020-12/schema';
 
@@ -133,8 +134,8 @@ describeBackends('GET /tools', (backend) => {
       openapi: upstream.openapi,
       auth: oauth2Auth(),
     });
-    all = await provisionClient(server, ['tools:execute']);
-    demoOnly = await provisionClient(server, ['tools:execute:demo']);
+    all = await provisionAgent(server, ['tools:execute']);
+    demoOnly = await provisionAgent(server, ['tools:execute:demo']);
   });
   afterAll(async () => {
     await server?.close();
@@ -164,7 +165,7 @@ describeBackends('GET /tools', (backend) => {
 
   it('shows only the apps of tools:execute:<appId> scopes', async () => {
     expect(await tools(demoOnly)).toMatchObject({ status: 200, body: { tools: DEMO_TOOLS } });
-    const two = await provisionClient(server, [
+    const two = await provisionAgent(server, [
       'tools:execute:demo',
       'tools:execute:oauthy',
       'connections:read',
@@ -176,7 +177,7 @@ describeBackends('GET /tools', (backend) => {
   });
 
   it('answers an empty list to a valid key without an execute scope', async () => {
-    const reader = await provisionClient(server, ['connections:read', 'oauth:initiate']);
+    const reader = await provisionAgent(server, ['connections:read', 'oauth:initiate']);
     const reply = await tools(reader);
     expect(reply.status).toBe(200);
     expect(reply.body).toEqual({ tools: [] });
@@ -322,7 +323,7 @@ describeBackends('GET /tools', (backend) => {
     });
 
     it('answers 401 invalid_api_key for a revoked key', async () => {
-      const agent = await provisionClient(server, ['tools:execute']);
+      const agent = await provisionAgent(server, ['tools:execute']);
       expect((await tools(agent)).status).toBe(200);
       await call(server.url, 'DELETE', `/admin/api-keys/${agent.keyId}`, { key: server.adminKey });
       const reply = await tools(agent);

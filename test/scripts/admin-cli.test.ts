@@ -7,7 +7,8 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { call, provisionClient, startServer, type TestServer } from '../support/server.ts';
+import { provisionAgent } from '../support/agent.ts';
+import { call, startServer, type TestServer } from '../support/server.ts';
 import { startUpstream, type Upstream } from '../support/upstream.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -338,7 +339,7 @@ describe('admin CLI', { timeout: 90_000 }, () => {
       'toolgate admin: invalid_api_key 401: The API key is missing, malformed, unknown or revoked.\n',
     );
 
-    const agent = await provisionClient(server, ['tools:execute']);
+    const agent = await provisionAgent(server, ['tools:execute']);
     const notAdmin = await run('apps', 'list', '--admin-key', agent.apiKey);
     expect(notAdmin.code).toBe(1);
     expect(notAdmin.stderr).toContain('rbac_denied 403');

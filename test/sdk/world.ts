@@ -9,9 +9,10 @@ import { freePort } from '../../scripts/demo/free-port.ts';
 import { type RedirectReceiver, startRedirectReceiver } from '../../scripts/demo/redirect-receiver.ts';
 import { type ConsentOptions, consent, type Visit } from '../../scripts/demo/simulated-user.ts';
 import { Toolgate, type ToolgateOptions } from '../../sdk/src/index.ts';
+import { provisionAgent } from '../support/agent.ts';
 import type { BackendName } from '../support/db.ts';
 import { type OAuthProviderFixture, startOAuthProvider } from '../support/oauth-provider.ts';
-import { call, provisionClient, startServer, type TestServer } from '../support/server.ts';
+import { call, startServer, type TestServer } from '../support/server.ts';
 import { startUpstream, type Upstream } from '../support/upstream.ts';
 
 export const AGENT_SCOPES = ['tools:execute', 'oauth:initiate', 'connections:read', 'connections:write'];
@@ -76,7 +77,7 @@ export async function startWorld(backend: BackendName): Promise<World> {
     auth: provider.appAuth(),
   });
   const newAgent = async (scopes: string[]): Promise<Agent> => {
-    const agent = await provisionClient(server, scopes);
+    const agent = await provisionAgent(server, scopes);
     await admin('POST', `/admin/clients/${agent.clientId}/redirect-uris`, { uri: receiver.url });
     return agent;
   };

@@ -4,7 +4,9 @@ import { type App, createApp } from '../../server/app.ts';
 import type { Clock } from '../../server/clock.ts';
 import { loadConfig } from '../../server/config.ts';
 import { createLogger } from '../../server/logger.ts';
+import { HEADER } from '../../shared/headers.ts';
 import { createTestDatabase } from './db.ts';
+import { freePort } from './ports.ts';
 
 export interface TestServer {
   url: string;
@@ -21,6 +23,12 @@ export interface StartOptions {
   clock?: Clock;
   /** Reuse a database (e.g. two servers on one PostgreSQL); otherwise a fresh one is made. */
   databaseUrl?: string;
+  /**
+   * Listen on a port chosen before the server starts, PUBLIC_URL being `http://127.0.0.1:<port>`: for
+   * an OAuth provider that must know toolgate's real callback first. Another port is taken when
+   * something else bound the chosen one in the meantime (EADDRINUSE).
+   */
+  ownPublicUrl?: boolean;
 }
 
 export const TEST_LOCAL_KEK = randomBytes(32).toString('base64');
@@ -30,6 +38,19 @@ export async function startServer(
   backend: 'pglite' | 'postgres',
   options: StartOptions = {},
 ): Promise<TestServer> {
+  if (!options.ownPublicUrl) return startOnce(backend, options);
+  for (let attempt = 1; ; attempt += 1) {
+    const port = await freePort();
+    const env = { ...options.env, PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` };
+    try {
+      return await startOnce(backend, { ...options, env });
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'EADDRINUSE' || attempt === 5) throw error;
+    }
+  }
+}
+
+async function startOnce(backend: 'pglite' | 'postgres', options: StartOptions): Promise<TestServer> {
   const fresh = options.databaseUrl ? undefined : await createTestDatabase(backend);
   const databaseUrl = options.databaseUrl ?? (fresh as { url: string }).url;
   const adminKey = `admin-${randomBytes(24).toString('hex')}`;
@@ -55,7 +76,7 @@ export async function startServer(
   try {
     url = await app.listen();
   } catch (error) {
-    // A chosen PORT can be taken meanwhile (EADDRINUSE): leave nothing open, let the caller retry.
+    // A chosen PORT can be taken meanwhile (EADDRINUSE): leave nothing open, let startServer retry.
     await app.close();
     await fresh?.drop();
     throw error;
@@ -88,6 +109,8 @@ export interface CallOptions {
   body?: unknown;
   /** Sent as is, bypassing JSON encoding. */
   raw?: string | Buffer;
+  /** `manual` answers a redirect itself instead of following it (default `follow`). */
+  redirect?: RequestInit['redirect'];
 }
 
 /** One HTTP call to the server, answering status, headers and the parsed body. */
@@ -98,35 +121,19 @@ export async function call(
   options: CallOptions = {},
 ): Promise<Reply> {
   const headers: Record<string, string> = { ...options.headers };
-  if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
-  if (options.clientId !== undefined) headers['x-service-client-id'] = options.clientId;
+  if (options.key !== undefined) headers[HEADER.authorization] = `Bearer ${options.key}`;
+  if (options.clientId !== undefined) headers[HEADER.clientId] = options.clientId;
   let body: string | Buffer | undefined;
   if (options.raw !== undefined) body = options.raw;
   else if (options.body !== undefined) {
     body = JSON.stringify(options.body);
     headers['content-type'] ??= 'application/json';
   }
-  const response = await fetch(new URL(path, baseUrl), { method, headers, body });
+  const response = await fetch(new URL(path, baseUrl), { method, headers, body, redirect: options.redirect });
   const text = await response.text();
   let parsed: unknown = text;
   try {
     parsed = text ? JSON.parse(text) : undefined;
   } catch {}
   return { status: response.status, headers: response.headers, body: parsed, text };
-}
-
-/** Sets up a client with an API key of the given scopes through the admin REST routes. */
-export async function provisionClient(
-  server: TestServer,
-  scopes: string[],
-  name = 'agent',
-): Promise<{ clientId: string; keyId: string; apiKey: string }> {
-  const client = await call(server.url, 'POST', '/admin/clients', { key: server.adminKey, body: { name } });
-  if (client.status !== 200) throw new Error(`create client: ${client.status} ${client.text}`);
-  const key = await call(server.url, 'POST', `/admin/clients/${client.body.clientId}/api-keys`, {
-    key: server.adminKey,
-    body: { scopes },
-  });
-  if (key.status !== 200) throw new Error(`create key: ${key.status} ${key.text}`);
-  return { clientId: client.body.clientId, keyId: key.body.keyId, apiKey: key.body.apiKey };
 }

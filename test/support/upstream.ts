@@ -101,6 +101,12 @@ export const PNG_1X1 = Buffer.from(
   'base64',
 );
 
+/** How many requests `upstream` received on `path` (and with exactly `query`, when given). */
+export function hits(upstream: Pick<Upstream, 'requests'>, path: string, query?: string): number {
+  return upstream.requests.filter((r) => r.path === path && (query === undefined || r.query === query))
+    .length;
+}
+
 export async function startUpstream(options: UpstreamOptions = {}): Promise<Upstream> {
   const basePath = (options.basePath ?? '').replace(/\/+$/, '');
   let apiKey = options.apiKey ?? 'test-upstream-api-key';

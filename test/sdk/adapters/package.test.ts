@@ -13,7 +13,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, provisionClient, startServer, type TestServer } from '../../support/server.ts';
+import { type Agent, provisionAgent } from '../../support/agent.ts';
+import { call, startServer, type TestServer } from '../../support/server.ts';
 import { startUpstream, type Upstream } from '../../support/upstream.ts';
 
 const run = promisify(execFile);
@@ -144,7 +145,7 @@ console.log(output);
 describe('SDK adapters: the packed subpaths in a fresh project', () => {
   let server: TestServer;
   let upstream: Upstream;
-  let agent: { clientId: string; apiKey: string };
+  let agent: Agent;
   let work: string;
   beforeAll(async () => {
     work = await mkdtemp(path.join(os.tmpdir(), 'toolgate-sdk-adapters-'));
@@ -155,7 +156,7 @@ describe('SDK adapters: the packed subpaths in a fresh project', () => {
       body: { provider: 'toolgate.test', openapi: upstream.openapi, auth: { type: 'none' } },
     });
     if (put.status !== 200) throw new Error(put.text);
-    agent = await provisionClient(server, ['tools:execute']);
+    agent = await provisionAgent(server, ['tools:execute']);
   });
   afterAll(async () => {
     await server?.close();
