@@ -1,28 +1,25 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../server/config.ts';
 import { requestFingerprint } from '../../server/idempotency/fingerprint.ts';
+import { HEADER } from '../../shared/headers.ts';
+import { type Agent, provisionAgent, proxy } from '../support/agent.ts';
 import { backends } from '../support/db.ts';
 import type { Reply } from '../support/server.ts';
 import { startServer, type TestServer } from '../support/server.ts';
-import { startUpstream, type Upstream } from '../support/upstream.ts';
-import { type Agent, hits, newAgent, proxy, REPLAYED_HEADER, registerApps } from './helpers.ts';
+import { hits, startUpstream, type Upstream } from '../support/upstream.ts';
+import { keyed, registerApps, replayed } from './helpers.ts';
 
 const onPostgres = backends().some((backend) => backend.name === 'postgres');
 
 /** Exactly one fresh 200; every other answer a 409 or a replay of it. */
 function expectOneRun(replies: Reply[]): Reply {
-  const fresh = replies.filter((r) => r.status === 200 && r.headers.get(REPLAYED_HEADER) === null);
+  const fresh = replies.filter((r) => r.status === 200 && replayed(r) === null);
   expect(fresh).toHaveLength(1);
   const first = fresh[0] as Reply;
   for (const reply of replies) {
     if (reply === first) continue;
     if (reply.status === 409) expect(reply.body.error).toBe('idempotency_in_progress');
-    else
-      expect([reply.status, reply.headers.get(REPLAYED_HEADER), reply.text]).toEqual([
-        200,
-        'true',
-        first.text,
-      ]);
+    else expect([reply.status, replayed(reply), reply.text]).toEqual([200, 'true', first.text]);
   }
   return first;
 }
@@ -38,7 +35,7 @@ describe.skipIf(!onPostgres)('idempotency across two servers on one PostgreSQL',
     one = await startServer('postgres');
     two = await startServer('postgres', { databaseUrl: one.databaseUrl });
     await registerApps(one, upstream);
-    agent = await newAgent(one);
+    agent = await provisionAgent(one, ['tools:execute']);
   });
   afterAll(async () => {
     await two?.close();
@@ -49,19 +46,20 @@ describe.skipIf(!onPostgres)('idempotency across two servers on one PostgreSQL',
   it('runs one of 12 parallel requests split across both servers', async () => {
     const body = { toolId: 'demo:::slow', parameters: { ms: 800 } };
     const replies = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => proxy(i % 2 === 0 ? one : two, agent, 'both-1', body)),
+      Array.from({ length: 12 }, (_, i) => proxy(i % 2 === 0 ? one : two, agent, body, keyed('both-1'))),
     );
     expect(hits(upstream, '/slow', 'ms=800')).toBe(1);
     const first = expectOneRun(replies);
     expect(replies.filter((r) => r.status === 409).length).toBeGreaterThan(0);
     for (const server of [one, two]) {
-      const again = await proxy(server, agent, 'both-1', body);
-      expect([again.status, again.headers.get(REPLAYED_HEADER), again.text]).toEqual([
-        200,
-        'true',
-        first.text,
-      ]);
-      const other = await proxy(server, agent, 'both-1', { toolId: 'demo:::slow', parameters: { ms: 801 } });
+      const again = await proxy(server, agent, body, keyed('both-1'));
+      expect([again.status, replayed(again), again.text]).toEqual([200, 'true', first.text]);
+      const other = await proxy(
+        server,
+        agent,
+        { toolId: 'demo:::slow', parameters: { ms: 801 } },
+        keyed('both-1'),
+      );
       expect([other.status, other.body.error]).toEqual([422, 'idempotency_key_reused']);
     }
     expect(hits(upstream, '/slow', 'ms=800')).toBe(1);
@@ -88,7 +86,7 @@ describe.skipIf(!onPostgres)('idempotency across two servers on one PostgreSQL',
     });
     const body = { toolId: 'demo:::getItem', parameters: { itemId: 'both-dead' } };
     const replies = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => proxy(i % 2 === 0 ? one : two, agent, 'both-dead', body)),
+      Array.from({ length: 10 }, (_, i) => proxy(i % 2 === 0 ? one : two, agent, body, keyed('both-dead'))),
     );
     expectOneRun(replies);
     expect(hits(upstream, '/items/both-dead')).toBe(1);
@@ -96,10 +94,10 @@ describe.skipIf(!onPostgres)('idempotency across two servers on one PostgreSQL',
 
   it('keeps a failed-before-upstream key free on every server', async () => {
     const body = { toolId: 'oauthy:::getMe', parameters: {} };
-    const headers = { 'x-service-user-id': 'u-both' };
-    const first = await proxy(one, agent, 'both-auth', body, headers);
-    const second = await proxy(two, agent, 'both-auth', body, headers);
+    const headers = { [HEADER.userId]: 'u-both' };
+    const first = await proxy(one, agent, body, keyed('both-auth', headers));
+    const second = await proxy(two, agent, body, keyed('both-auth', headers));
     expect([first.status, second.status]).toEqual([401, 401]);
-    expect(second.headers.get(REPLAYED_HEADER)).toBeNull();
+    expect(replayed(second)).toBeNull();
   });
 });
