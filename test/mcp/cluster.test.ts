@@ -5,8 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../oauth/harness.ts';
+import { agentHeaders } from '../support/agent.ts';
 import { backends } from '../support/db.ts';
-import { agentHeaders, consent, MODERN_HEADERS, modernCall, rawMcp } from './world.ts';
+import { hits } from '../support/upstream.ts';
+import { consent, MODERN_HEADERS, modernCall, rawMcp } from './world.ts';
 
 describe.runIf(backends().some((b) => b.name === 'postgres'))(
   'MCP across two servers on one PostgreSQL',
@@ -32,8 +34,7 @@ describe.runIf(backends().some((b) => b.name === 'postgres'))(
       const url = (result.inputRequests as { authorize: { params: { url: string } } }).authorize.params.url;
       expect((await consent(a, url, userId)).query.get('status')).toBe('success');
 
-      const hits = () => a.upstream.requests.filter((r) => r.path === '/me').length;
-      const before = hits();
+      const before = hits(a.upstream, '/me');
       const retry = (server: Harness, id: number) =>
         rawMcp(
           server.server.url,
@@ -50,13 +51,13 @@ describe.runIf(backends().some((b) => b.name === 'postgres'))(
         onB.json as { result: { structuredContent: { ok: boolean; meta: { tool_id: string } } } }
       ).result;
       expect(answered.structuredContent).toMatchObject({ ok: true, meta: { tool_id: 'demo:::getMe' } });
-      expect(hits()).toBe(before + 1);
+      expect(hits(a.upstream, '/me')).toBe(before + 1);
 
       const onA = await retry(a, 3);
       expect((onA.json as { result: { structuredContent: unknown } }).result.structuredContent).toEqual(
         answered.structuredContent,
       );
-      expect(hits()).toBe(before + 1);
+      expect(hits(a.upstream, '/me')).toBe(before + 1);
     });
   },
 );

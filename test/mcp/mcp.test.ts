@@ -6,12 +6,14 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HEADER } from '../../shared/headers.ts';
 import { type Harness, startHarness } from '../oauth/harness.ts';
-import { provisionAgent } from '../support/agent.ts';
+import { agentHeaders, provisionAgent } from '../support/agent.ts';
 import { describeBackends } from '../support/db.ts';
 import { freePort } from '../support/ports.ts';
 import { call } from '../support/server.ts';
-import { agentHeaders, connectV1, connectV2, consent, MODERN_HEADERS, modernCall, rawMcp } from './world.ts';
+import { hits } from '../support/upstream.ts';
+import { connectV1, connectV2, consent, MODERN_HEADERS, modernCall, rawMcp } from './world.ts';
 
 const TIMEOUT_MS = 1_500;
 
@@ -25,9 +27,6 @@ function bulkDocument(baseUrl: string, count: number) {
   }
   return { openapi: '3.1.0', info: { title: 'bulk', version: '1' }, servers: [{ url: baseUrl }], paths };
 }
-
-const upstreamHits = (harness: Harness, path: string) =>
-  harness.upstream.requests.filter((r) => r.path === path).length;
 
 describeBackends('MCP', (backend) => {
   let harness: Harness;
@@ -286,7 +285,7 @@ describeBackends('MCP', (backend) => {
       const agent = await provisionAgent(harness.server, ['tools:execute']);
       const wrongClient = await rawMcp(harness.server.url, initialize, {
         ...agentHeaders(agent),
-        'x-service-client-id': harness.agent.clientId,
+        [HEADER.clientId]: harness.agent.clientId,
       });
       expect(wrongClient.status).toBe(401);
       expect(wrongClient.headers.get('www-authenticate')).toBe('Bearer');
@@ -379,7 +378,7 @@ describeBackends('MCP', (backend) => {
   describe('authorization inside MCP', () => {
     it('v2: input-required with one URL elicitation; after consent the retry runs the tool once', async () => {
       const userId = 'mcp-v2-user';
-      const before = upstreamHits(harness, '/me');
+      const before = hits(harness.upstream, '/me');
       const { client, elicited, close } = await connectV2(harness, { userId });
       try {
         const result = await client.callTool({ name: 'demo__getMe', arguments: {} });
@@ -390,7 +389,7 @@ describeBackends('MCP', (backend) => {
         const url = new URL(elicited[0]?.url as string);
         expect(url.origin).toBe(new URL(harness.provider.authorizationUrl).origin);
         expect(url.searchParams.get('redirect_uri')).toBe('http://toolgate.test/handleOAuthCallback');
-        expect(upstreamHits(harness, '/me')).toBe(before + 1);
+        expect(hits(harness.upstream, '/me')).toBe(before + 1);
         // Connected now: the next call runs at once, without elicitation.
         await client.callTool({ name: 'demo__getMe', arguments: {} });
         expect(elicited).toHaveLength(1);
@@ -423,7 +422,7 @@ describeBackends('MCP', (backend) => {
 
     it('v2: a declined consent leaves the tool unrun and answers the tool error with authorization_url', async () => {
       const userId = 'declining-user';
-      const before = upstreamHits(harness, '/me');
+      const before = hits(harness.upstream, '/me');
       let asked = 0;
       const { client, close } = await connectV2(harness, {
         userId,
@@ -444,7 +443,7 @@ describeBackends('MCP', (backend) => {
         await close();
       }
       expect(asked).toBe(1);
-      expect(upstreamHits(harness, '/me')).toBe(before);
+      expect(hits(harness.upstream, '/me')).toBe(before);
     });
 
     it('v2 (raw): a retry of the same requestState runs the tool once; a forged or altered one is refused', async () => {
@@ -479,7 +478,7 @@ describeBackends('MCP', (backend) => {
       expect((early.json as { result: { resultType: string } }).result.resultType).toBe('input_required');
 
       await consent(harness, url, userId);
-      const before = upstreamHits(harness, '/me');
+      const before = hits(harness.upstream, '/me');
       const retry = (id: number, requestState = state, name = 'demo__getMe') =>
         rawMcp(
           harness.server.url,
@@ -491,12 +490,12 @@ describeBackends('MCP', (backend) => {
         (r) => r.json as { result?: { structuredContent?: unknown }; error?: unknown },
       );
       // One ran; the other replayed it (or, still running, was refused as a tool error): never twice.
-      expect(upstreamHits(harness, '/me')).toBe(before + 1);
+      expect(hits(harness.upstream, '/me')).toBe(before + 1);
       const again = await retry(5);
       expect((again.json as { result: { structuredContent: unknown } }).result.structuredContent).toEqual(
         results.find((r) => (r.result?.structuredContent as { ok?: boolean })?.ok)?.result?.structuredContent,
       );
-      expect(upstreamHits(harness, '/me')).toBe(before + 1);
+      expect(hits(harness.upstream, '/me')).toBe(before + 1);
 
       const [body, mac] = state.slice(3).split('.') as [string, string];
       const payload = JSON.parse(Buffer.from(body, 'base64url').toString());
@@ -514,16 +513,16 @@ describeBackends('MCP', (backend) => {
       const otherUser = await rawMcp(
         harness.server.url,
         modernCall(8, 'demo__getMe', {}, { requestState: state }),
-        { ...headers, 'x-service-user-id': 'someone-else' },
+        { ...headers, [HEADER.userId]: 'someone-else' },
       );
       expect(otherUser.json).toMatchObject({ error: { code: -32602 } });
-      expect(upstreamHits(harness, '/me')).toBe(before + 1);
+      expect(hits(harness.upstream, '/me')).toBe(before + 1);
     });
 
     it('v1 with URL elicitation: -32042 carrying the URL; after consent the retried call runs once', async () => {
       const userId = 'mcp-v1-user';
       const { client, close } = await connectV1(harness, { userId });
-      const before = upstreamHits(harness, '/me');
+      const before = hits(harness.upstream, '/me');
       try {
         const error = await client.callTool({ name: 'demo__getMe', arguments: {} }).then(
           () => null,
@@ -538,12 +537,12 @@ describeBackends('MCP', (backend) => {
           mode: 'url',
           message: expect.stringContaining('demo'),
         });
-        expect(upstreamHits(harness, '/me')).toBe(before);
+        expect(hits(harness.upstream, '/me')).toBe(before);
         const done = await consent(harness, error?.data.elicitations[0]?.url as string, userId);
         expect(done.query.get('status')).toBe('success');
         const result = await client.callTool({ name: 'demo__getMe', arguments: {} });
         expect(result.structuredContent).toMatchObject({ ok: true, meta: { tool_id: 'demo:::getMe' } });
-        expect(upstreamHits(harness, '/me')).toBe(before + 1);
+        expect(hits(harness.upstream, '/me')).toBe(before + 1);
       } finally {
         await close();
       }

@@ -8,7 +8,8 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { type Agent, type Harness, redirectQuery } from '../oauth/harness.ts';
+import { type Harness, redirectQuery } from '../oauth/harness.ts';
+import { type Agent, agentHeaders } from '../support/agent.ts';
 
 export interface McpClientOptions {
   agent?: Agent;
@@ -26,15 +27,6 @@ export interface McpClientOptions {
 export interface Elicited {
   url: string;
   message: string;
-}
-
-/** The headers an MCP client sends on every request, as an agent configures them. */
-export function agentHeaders(agent: Agent, userId?: string): Record<string, string> {
-  return {
-    authorization: `Bearer ${agent.apiKey}`,
-    'x-service-client-id': agent.clientId,
-    ...(userId === undefined ? {} : { 'x-service-user-id': userId }),
-  };
 }
 
 /**

@@ -5,7 +5,7 @@
  * oauth2 app `demo` over the upstream's OpenAPI document.
  */
 import { manualClock } from '../../server/clock.ts';
-import { provisionAgent } from '../support/agent.ts';
+import { type Agent, asAgent, provisionAgent, proxy, registerApp, userHeader } from '../support/agent.ts';
 import type { BackendName } from '../support/db.ts';
 import {
   type OAuthProviderFixture,
@@ -20,12 +20,6 @@ export const CALLBACK = `${PUBLIC_URL}/handleOAuthCallback`;
 /** A registered redirect URI with a query of its own, which the callback must keep as is. */
 export const CLIENT_REDIRECT = 'https://agent.example/oauth/done?tenant=a%20b&x=1';
 export const APP_ID = 'demo';
-export const AGENT_SCOPES = ['tools:execute', 'oauth:initiate', 'connections:read', 'connections:write'];
-
-export interface Agent {
-  clientId: string;
-  apiKey: string;
-}
 
 export interface Harness {
   server: TestServer;
@@ -33,7 +27,7 @@ export interface Harness {
   upstream: Upstream;
   clock: ReturnType<typeof manualClock>;
   agent: Agent;
-  /** A second client of its own (key + the same redirect URI registered). */
+  /** A second client of its own (key of `scopes`, default every agent scope + the same redirect URI registered). */
   newAgent(scopes?: string[]): Promise<Agent>;
   /** PUT /admin/apps/demo with the provider's endpoints, changed by `auth`. */
   registerApp(auth?: Record<string, unknown>, appId?: string): Promise<void>;
@@ -71,31 +65,17 @@ export async function startHarness(backend: BackendName, options: HarnessOptions
     env: { PUBLIC_URL, ...options.env },
     ...(options.share ? { databaseUrl: options.share.server.databaseUrl } : {}),
   });
-  const admin = (method: string, path: string, body?: unknown) =>
-    call(server.url, method, path, { key: server.adminKey, body });
 
-  const newAgent = async (scopes = AGENT_SCOPES): Promise<Agent> => {
-    const { clientId, apiKey } = await provisionAgent(server, scopes);
-    const added = await admin('POST', `/admin/clients/${clientId}/redirect-uris`, { uri: CLIENT_REDIRECT });
-    if (added.status !== 200) throw new Error(`redirect URI: ${added.status} ${added.text}`);
-    return { clientId, apiKey };
-  };
-  const registerApp = async (auth: Record<string, unknown> = {}, appId = APP_ID) => {
-    const reply = await admin('PUT', `/admin/apps/${appId}`, {
+  const newAgent = (scopes?: string[]) => provisionAgent(server, scopes, { redirectUri: CLIENT_REDIRECT });
+  const registerDemo = async (auth: Record<string, unknown> = {}, appId = APP_ID) => {
+    await registerApp(server, appId, {
       provider: 'toolgate.test',
       openapi: upstream.openapi,
       auth: { ...provider.appAuth(), ...auth },
     });
-    if (reply.status !== 200) throw new Error(`register app: ${reply.status} ${reply.text}`);
   };
   const agent = options.share?.agent ?? (await newAgent());
-  if (!options.share) await registerApp();
-
-  const as = (agent_: Agent, headers: Record<string, string> = {}) => ({
-    key: agent_.apiKey,
-    clientId: agent_.clientId,
-    headers,
-  });
+  if (!options.share) await registerDemo();
 
   const harness: Harness = {
     server,
@@ -104,25 +84,16 @@ export async function startHarness(backend: BackendName, options: HarnessOptions
     clock,
     agent,
     newAgent,
-    registerApp,
+    registerApp: registerDemo,
     initiate: (userId, o = {}) =>
       call(server.url, 'POST', '/initiateOAuth', {
-        ...as(o.agent ?? agent),
+        ...asAgent(o.agent ?? agent),
         body: { appId: o.appId ?? APP_ID, userId, clientRedirectUri: o.redirectUri ?? CLIENT_REDIRECT },
       }),
-    callback: (providerRedirect) => {
-      const url = new URL(providerRedirect);
-      return fetch(`${server.url}/handleOAuthCallback${url.search}`, { redirect: 'manual' }).then(
-        async (response) => {
-          const text = await response.text();
-          let body: unknown;
-          try {
-            body = text ? JSON.parse(text) : undefined;
-          } catch {}
-          return { status: response.status, headers: response.headers, body, text };
-        },
-      );
-    },
+    callback: (providerRedirect) =>
+      call(server.url, 'GET', `/handleOAuthCallback${new URL(providerRedirect).search}`, {
+        redirect: 'manual',
+      }),
     connect: async (userId, o = {}) => {
       const started = await harness.initiate(userId, { agent: o.agent, appId: o.appId });
       if (started.status !== 200) throw new Error(`initiate: ${started.status} ${started.text}`);
@@ -130,23 +101,20 @@ export async function startHarness(backend: BackendName, options: HarnessOptions
       return harness.callback(back);
     },
     proxy: (userId, tool = 'getMe', parameters = {}, o = {}) =>
-      call(server.url, 'POST', '/proxyV2', {
-        ...as(o.agent ?? agent, userId === undefined ? {} : { 'x-service-user-id': userId }),
-        body: { toolId: `${o.appId ?? APP_ID}:::${tool}`, parameters },
-      }),
-    connections: (userId, o = {}) =>
-      call(
-        server.url,
-        'GET',
-        `/connections${o.query ?? ''}`,
-        as(o.agent ?? agent, { 'x-service-user-id': userId }),
+      proxy(
+        server,
+        o.agent ?? agent,
+        { toolId: `${o.appId ?? APP_ID}:::${tool}`, parameters },
+        userHeader(userId),
       ),
+    connections: (userId, o = {}) =>
+      call(server.url, 'GET', `/connections${o.query ?? ''}`, asAgent(o.agent ?? agent, userHeader(userId))),
     disconnect: (userId, o = {}) =>
       call(
         server.url,
         'DELETE',
         `/connections/${o.appId ?? APP_ID}`,
-        as(o.agent ?? agent, { 'x-service-user-id': userId }),
+        asAgent(o.agent ?? agent, userHeader(userId)),
       ),
     close: async () => {
       await server.close();

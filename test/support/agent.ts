@@ -45,12 +45,17 @@ export function asAgent(agent: Agent, headers: Record<string, string> = {}): Cal
   return { key: agent.apiKey, clientId: agent.clientId, headers };
 }
 
+/** The header naming the end user `userId` (none when undefined). */
+export function userHeader(userId: string | undefined): Record<string, string> {
+  return userId === undefined ? {} : { [HEADER.userId]: userId };
+}
+
 /** The headers an agent sends on every request (MCP clients, raw fetches), for `userId` when given. */
 export function agentHeaders(agent: Agent, userId?: string): Record<string, string> {
   return {
     [HEADER.authorization]: `Bearer ${agent.apiKey}`,
     [HEADER.clientId]: agent.clientId,
-    ...(userId === undefined ? {} : { [HEADER.userId]: userId }),
+    ...userHeader(userId),
   };
 }
 
