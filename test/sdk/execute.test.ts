@@ -7,7 +7,8 @@ import {
   ToolgateArgumentError,
 } from '../../sdk/src/index.ts';
 import { describeBackends } from '../support/db.ts';
-import { freePort, recordingFetch, startWorld, type World } from './world.ts';
+import { freePort } from '../support/ports.ts';
+import { recordingFetch, startWorld, type World } from './world.ts';
 
 /** Narrows a result to one code or fails the test with what came instead. */
 function expectError<R extends ExecuteResult | { ok: boolean; error?: string }>(

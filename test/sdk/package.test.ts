@@ -11,8 +11,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Agent, provisionAgent } from '../support/agent.ts';
-import { call, startServer, type TestServer } from '../support/server.ts';
+import { type Agent, provisionAgent, registerApp } from '../support/agent.ts';
+import { startServer, type TestServer } from '../support/server.ts';
 import { startUpstream, type Upstream } from '../support/upstream.ts';
 
 const run = promisify(execFile);
@@ -117,11 +117,11 @@ describe('SDK: the packed package in a fresh project', () => {
     work = await mkdtemp(path.join(os.tmpdir(), 'toolgate-sdk-pack-'));
     upstream = await startUpstream();
     server = await startServer('pglite');
-    const put = await call(server.url, 'PUT', '/admin/apps/open', {
-      key: server.adminKey,
-      body: { provider: 'toolgate.test', openapi: upstream.openapi, auth: { type: 'none' } },
+    await registerApp(server, 'open', {
+      provider: 'toolgate.test',
+      openapi: upstream.openapi,
+      auth: { type: 'none' },
     });
-    if (put.status !== 200) throw new Error(put.text);
     agent = await provisionAgent(server, ['tools:execute']);
   });
   afterAll(async () => {

@@ -5,25 +5,14 @@
  * and two apps over the upstream's OpenAPI document: `open` (auth none) and `demo` (oauth2).
  */
 
-import { freePort } from '../../scripts/demo/free-port.ts';
 import { type RedirectReceiver, startRedirectReceiver } from '../../scripts/demo/redirect-receiver.ts';
 import { type ConsentOptions, consent, type Visit } from '../../scripts/demo/simulated-user.ts';
 import { Toolgate, type ToolgateOptions } from '../../sdk/src/index.ts';
-import { provisionAgent } from '../support/agent.ts';
+import { AGENT_SCOPES, type Agent, provisionAgent, registerApp } from '../support/agent.ts';
 import type { BackendName } from '../support/db.ts';
 import { type OAuthProviderFixture, startOAuthProvider } from '../support/oauth-provider.ts';
-import { call, startServer, type TestServer } from '../support/server.ts';
-import { startUpstream, type Upstream } from '../support/upstream.ts';
-
-export const AGENT_SCOPES = ['tools:execute', 'oauth:initiate', 'connections:read', 'connections:write'];
-
-export { freePort };
-
-export interface Agent {
-  clientId: string;
-  keyId: string;
-  apiKey: string;
-}
+import { startServer, type TestServer } from '../support/server.ts';
+import { hits, startUpstream, type Upstream } from '../support/upstream.ts';
 
 export interface World {
   server: TestServer;
@@ -43,44 +32,25 @@ export interface World {
 }
 
 export async function startWorld(backend: BackendName): Promise<World> {
-  // toolgate's public URL must be known before it starts and before the provider registers its
-  // callback: take a free port, and take another when something else bound it in the meantime.
-  let server: TestServer | undefined;
-  let publicUrl = '';
-  for (let attempt = 1; !server; attempt += 1) {
-    const port = await freePort();
-    publicUrl = `http://127.0.0.1:${port}`;
-    try {
-      server = await startServer(backend, { env: { PORT: String(port), PUBLIC_URL: publicUrl } });
-    } catch (error) {
-      if ((error as { code?: string }).code !== 'EADDRINUSE' || attempt === 5) throw error;
-    }
-  }
-  const provider = await startOAuthProvider({ redirectUri: `${publicUrl}/handleOAuthCallback` });
+  // toolgate's public URL must be known before the provider registers its callback: the server
+  // listens on a port chosen first, and its URL is its PUBLIC_URL.
+  const server = await startServer(backend, { ownPublicUrl: true });
+  const provider = await startOAuthProvider({ redirectUri: `${server.url}/handleOAuthCallback` });
   const upstream = await startUpstream();
   upstream.setTokenCheck((token) => provider.isAccessTokenValid(token));
   const receiver = await startRedirectReceiver();
 
-  const admin = async (method: string, path: string, body?: unknown) => {
-    const reply = await call(server.url, method, path, { key: server.adminKey, body });
-    if (reply.status !== 200) throw new Error(`${method} ${path}: ${reply.status} ${reply.text}`);
-    return reply.body;
-  };
-  await admin('PUT', '/admin/apps/open', {
+  await registerApp(server, 'open', {
     provider: 'toolgate.test',
     openapi: upstream.openapi,
     auth: { type: 'none' },
   });
-  await admin('PUT', '/admin/apps/demo', {
+  await registerApp(server, 'demo', {
     provider: 'toolgate.test',
     openapi: upstream.openapi,
     auth: provider.appAuth(),
   });
-  const newAgent = async (scopes: string[]): Promise<Agent> => {
-    const agent = await provisionAgent(server, scopes);
-    await admin('POST', `/admin/clients/${agent.clientId}/redirect-uris`, { uri: receiver.url });
-    return agent;
-  };
+  const newAgent = (scopes: string[]) => provisionAgent(server, scopes, { redirectUri: receiver.url });
   const agent = await newAgent(AGENT_SCOPES);
 
   return {
@@ -93,7 +63,7 @@ export async function startWorld(backend: BackendName): Promise<World> {
       new Toolgate({ baseUrl: server.url, apiKey: agent.apiKey, clientId: agent.clientId, ...options }),
     newAgent,
     consent: (authorizationUrl, options) => consent(provider, authorizationUrl, options),
-    meCalls: () => upstream.requests.filter((r) => r.path === '/me').length,
+    meCalls: () => hits(upstream, '/me'),
     close: async () => {
       await server.close();
       await Promise.all([provider.close(), upstream.close(), receiver.close()]);

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOpenAITools } from '../../../sdk/src/openai.ts';
 import { modelToolName } from '../../../shared/tool-names.ts';
-import { call } from '../../support/server.ts';
+import { registerApp } from '../../support/agent.ts';
 import { startWorld, type World } from '../world.ts';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -17,13 +17,8 @@ describe('SDK adapters: tool names for models', () => {
   let w: World;
   beforeAll(async () => {
     w = await startWorld('pglite');
-    const put = async (appId: string, openapi: unknown) => {
-      const reply = await call(w.server.url, 'PUT', `/admin/apps/${appId}`, {
-        key: w.server.adminKey,
-        body: { provider: 'toolgate.test', openapi, auth: { type: 'none' } },
-      });
-      if (reply.status !== 200) throw new Error(reply.text);
-    };
+    const put = (appId: string, openapi: unknown) =>
+      registerApp(w.server, appId, { provider: 'toolgate.test', openapi, auth: { type: 'none' } });
     await put(LONG, w.upstream.openapi);
     await put('acme.files', w.upstream.openapi);
     // `x__y` + `getItem` and `x` + `y__getItem` give the same plain name.
