@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Caller } from '../calls/call-tool.ts';
+import type { Caller, CallOutcome } from '../calls/call-tool.ts';
 
 /** One authenticated `/mcp` request, as the adapter hands it to the MCP server it builds. */
 export interface McpCall {
@@ -12,6 +12,11 @@ export interface McpCall {
   protoArguments: boolean;
   startedAt: number;
   log: Logger;
+  /**
+   * The outcome, when the direct path (direct-call.ts) already ran the call and hands the answer
+   * to the SDK (an authorization round): the MCP server answers it without running it again.
+   */
+  settled?: CallOutcome;
 }
 
 /** Where the adapter puts the McpCall inside the SDK's `authInfo.extra`. */

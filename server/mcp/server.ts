@@ -7,7 +7,7 @@ import {
   Server,
 } from '@modelcontextprotocol/server';
 import type { ErrorBody } from '../../shared/errors.ts';
-import { admitCall, callTool } from '../calls/call-tool.ts';
+import { admitCall, type CallOutcome, callTool } from '../calls/call-tool.ts';
 import type { AppDeps } from '../deps.ts';
 import { authorizationAnswer } from './authorization.ts';
 import { findMcpTool, mcpCatalog, mcpTool } from './catalog.ts';
@@ -17,7 +17,7 @@ import { errorResult, successResult } from './results.ts';
 
 /** Tools per `tools/list` page; the client follows `nextCursor` for the rest. */
 export const TOOLS_PAGE_SIZE = 100;
-const SERVER_INFO = { name: 'toolgate', version: '0.1.0' };
+export const SERVER_INFO = { name: 'toolgate', version: '0.1.0' };
 
 const PROTO_ISSUE = {
   path: '/__proto__',
@@ -55,6 +55,30 @@ export function mcpServerFactory(
       requestState: { verify: codec.verify },
     });
 
+    /** Rate limit, then the tool-call core; a refused call is an outcome like any other. */
+    const run = async (
+      toolId: string,
+      args: Record<string, unknown> | undefined,
+      previous: AuthorizationState | undefined,
+    ): Promise<CallOutcome> => {
+      const admitted = admitCall(deps, call.caller);
+      if (!admitted.ok) return admitted;
+      return callTool(deps, admitted.value, {
+        toolId,
+        parameters: args ?? {},
+        userId: call.userId,
+        // The retries of one authorization round share a key: the tool runs once, on any server.
+        idempotencyKey: previous ? `mcp:${previous.n}` : undefined,
+        earlierIssues: call.protoArguments ? [PROTO_ISSUE] : [],
+        apps: call.apps,
+        startedAt: call.startedAt,
+        // Read only when the call logs: the request's child logger is made on first use.
+        get log() {
+          return call.log;
+        },
+      });
+    };
+
     server.setRequestHandler('tools/list', async (request) => {
       const offset = decodeCursor(request.params?.cursor);
       const catalog = await mcpCatalog(deps.apps, call.caller.principal, call.apps);
@@ -73,19 +97,8 @@ export function mcpServerFactory(
         throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid or expired requestState');
       }
 
-      const admitted = admitCall(deps, call.caller);
-      if (!admitted.ok) return errorResult(admitted.error.body);
-      const outcome = await callTool(deps, admitted.value, {
-        toolId: entry.toolId,
-        parameters: (request.params.arguments ?? {}) as Record<string, unknown>,
-        userId: call.userId,
-        // The retries of one authorization round share a key: the tool runs once, on any server.
-        idempotencyKey: previous ? `mcp:${previous.n}` : undefined,
-        earlierIssues: call.protoArguments ? [PROTO_ISSUE] : [],
-        apps: call.apps,
-        startedAt: call.startedAt,
-        log: call.log,
-      });
+      // Settled when the direct path already ran it (direct-call.ts): never run a call twice.
+      const outcome = call.settled ?? (await run(entry.toolId, request.params.arguments, previous));
       if (outcome.ok) return server.projectCallToolResult(successResult(outcome.value.body), undefined);
       const body: ErrorBody = outcome.error.body;
       if (body.error === 'auth_required') {
