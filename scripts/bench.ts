@@ -22,6 +22,8 @@
  *   --profile          [BENCH_PROFILE=1]    afterwards, load toolgate (PGlite) under `node --cpu-prof`
  *                                           and summarize where its CPU goes
  *   --profile-only                          only the profile run (with the upstream)
+ *   --profile-target=c [BENCH_PROFILE_TARGET] what the profile run loads: c (/proxyV2, auth none),
+ *                                           c-oauth (warm grant) or c-mcp (/mcp tools/call)
  *   --startups=5       [BENCH_STARTUPS]     start-up section: starts measured per case (0 skips it)
  *   --startup-only                          only the start-up section (scripts/bench/startup.ts)
  *   --bundle=DIR       [BENCH_BUNDLE]       run this built dist/server folder instead of building one
@@ -68,6 +70,7 @@ interface Options {
   rounds: number;
   profile: boolean;
   profileOnly: boolean;
+  profileTarget: 'c' | 'c-oauth' | 'c-mcp';
   startups: number;
   startupOnly: boolean;
   /** A built dist/server folder to run instead of building one (A/B runs against another build). */
@@ -91,6 +94,7 @@ function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
     'rounds',
     'profile',
     'profile-only',
+    'profile-target',
     'startups',
     'startup-only',
     'bundle',
@@ -117,6 +121,7 @@ function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
     rounds: Math.round(num('rounds', 'BENCH_ROUNDS', 1, 1, 20)),
     profile: profileOnly || args.has('profile') || env.BENCH_PROFILE === '1',
     profileOnly,
+    profileTarget: profileTargetOf(args.get('profile-target') ?? env.BENCH_PROFILE_TARGET ?? 'c'),
     startups: Math.round(num('startups', 'BENCH_STARTUPS', 5, 0, 50)),
     startupOnly: args.has('startup-only'),
     bundle: args.get('bundle') ?? env.BENCH_BUNDLE ?? null,
@@ -1065,6 +1070,11 @@ async function benchmark(options: Options, upstream: Helper): Promise<boolean> {
   return !failed;
 }
 
+function profileTargetOf(value: string): Options['profileTarget'] {
+  if (value === 'c' || value === 'c-oauth' || value === 'c-mcp') return value;
+  throw new Error(`--profile-target must be c, c-oauth or c-mcp, not ${value}`);
+}
+
 async function profileRun(options: Options, upstream: Helper): Promise<boolean> {
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'toolgate-bench-'));
   const profDir = mkdtempSync(path.join(os.tmpdir(), 'toolgate-cpuprofile-'));
@@ -1075,7 +1085,13 @@ async function profileRun(options: Options, upstream: Helper): Promise<boolean> 
     const toolgate = await startToolgate(`pglite:${path.join(tmp, 'pglite')}`, profDir);
     // SIGTERM: main.ts closes and exits, and V8 writes the profile on exit.
     cleanups.push(toolgate.stop);
-    const target = await proxyTarget(toolgate, '(c) toolgate /proxyV2, PGlite, --cpu-prof', upstream.url);
+    const proxy = await proxyTarget(toolgate, '(c) toolgate /proxyV2, PGlite, --cpu-prof', upstream.url);
+    const target =
+      options.profileTarget === 'c-mcp'
+        ? mcpTarget(`(c-mcp) /mcp tools/call ${MCP_VERSION}, PGlite, --cpu-prof`, proxy)
+        : options.profileTarget === 'c-oauth'
+          ? await oauthTarget(toolgate, '(c-oauth) oauth2 warm grant, PGlite, --cpu-prof', upstream.url, proxy)
+          : proxy;
     log(`measuring ${target.label}`);
     const m = await measure(target, options, upstream.child.pid as number);
     window = m.window;

@@ -5,8 +5,10 @@
  *
  * Usage: `npx tsx scripts/bench/profile-summary.ts <file.cpuprofile> [top]`
  */
-import { readFileSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { SourceMap } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 interface CallFrame {
   functionName: string;
@@ -267,8 +269,33 @@ export function summarizeProfile(profile: CpuProfile, top = 25, window?: Window)
   };
 }
 
+/**
+ * Reads a profile and puts each frame of the bundle (dist/…/*.mjs, which holds most packages too)
+ * back at its source through the bundle's source map, so time is told by package and by file.
+ */
 export function readProfile(file: string): CpuProfile {
-  return JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+  const maps = new Map<string, SourceMap | null>();
+  const mapOf = (url: string): SourceMap | null => {
+    let map = maps.get(url);
+    if (map === undefined) {
+      const mapFile = `${fileURLToPath(url)}.map`;
+      map = existsSync(mapFile) ? new SourceMap(JSON.parse(readFileSync(mapFile, 'utf8'))) : null;
+      maps.set(url, map);
+    }
+    return map;
+  };
+  for (const { callFrame: frame } of profile.nodes) {
+    if (!frame.url.startsWith('file://') || !frame.url.endsWith('.mjs') || !frame.url.includes('/dist/')) continue;
+    const entry = mapOf(frame.url)?.findEntry(frame.lineNumber, frame.columnNumber);
+    if (!entry || !('originalSource' in entry)) continue;
+    frame.url = entry.originalSource.startsWith('file://')
+      ? entry.originalSource
+      : pathToFileURL(path.resolve(path.dirname(fileURLToPath(frame.url)), entry.originalSource)).href;
+    frame.lineNumber = entry.originalLine;
+    frame.columnNumber = entry.originalColumn;
+  }
+  return profile;
 }
 
 /** Plain-text tables; shares are of the busy (non-idle) time. */

@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { type Dispatcher, request as undiciRequest } from 'undici';
 import type { UpstreamRequest } from '../catalog/request.ts';
 import { LIMITS } from '../config.ts';
@@ -27,8 +28,14 @@ export async function callUpstream(
   timeoutMs: number,
   maxBodyBytes: number,
 ): Promise<UpstreamOutcome> {
-  const abort = new AbortController();
-  const timer = setTimeout(() => abort.abort(), timeoutMs);
+  // undici takes an EventEmitter as its abort signal: an AbortController per call cost ~4 µs of
+  // CPU in the bench profile, an emitter a tenth of that.
+  const abort = new EventEmitter();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    abort.emit('abort');
+  }, timeoutMs);
   const origin = request.url.origin;
   let { method, body } = request;
   let headers = request.headers;
@@ -39,7 +46,7 @@ export async function callUpstream(
         method: method as Dispatcher.HttpMethod,
         headers: { 'user-agent': USER_AGENT, ...headers },
         body,
-        signal: abort.signal,
+        signal: abort,
         // The abort timer above is the one time-out; undici's own would answer 502 instead of 504.
         headersTimeout: 0,
         bodyTimeout: 0,
@@ -77,7 +84,7 @@ export async function callUpstream(
       return { ok: false, error: 'upstream_error', status, body: excerpt(await readPrefix(response.body)) };
     }
   } catch (error) {
-    if (abort.signal.aborted) return { ok: false, error: 'upstream_timeout' };
+    if (timedOut) return { ok: false, error: 'upstream_timeout' };
     return { ok: false, error: 'upstream_unreachable', cause: causeOf(error) };
   } finally {
     clearTimeout(timer);

@@ -112,4 +112,26 @@ describe('callUpstream on a huge error body', () => {
       await new Promise((resolve) => server.close(resolve));
     }
   });
+
+  it('times out a body that stops halfway (the time-out covers the whole exchange)', async () => {
+    const { createServer } = await import('node:http');
+    const { callUpstream } = await import('../../server/calls/upstream.ts');
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"partial":');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    try {
+      const stalled = await callUpstream(
+        { method: 'GET', url: new URL(`http://127.0.0.1:${port}/stall`), headers: {} },
+        100,
+        1024 * 1024,
+      );
+      expect(stalled).toEqual({ ok: false, error: 'upstream_timeout' });
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
 });

@@ -90,15 +90,15 @@ export const proxyProcedure = limitedProcedure
 
 /**
  * REST `POST /proxyV2` without tRPC's caller: the same steps as the procedure above, in its order
- * (middleware, input schema, resolver, output schema), minus the context copies tRPC makes at
- * every level, which the bench profile shows on the hot path. The schemas are the procedure's own
- * (a test holds them to it), so /openapi.json, tRPC and REST keep one definition.
+ * (middleware, input schema, resolver), minus the context copies tRPC makes at every level, which
+ * the bench profile shows on the hot path. The input schema is the procedure's own (a test holds
+ * them to each other), so /openapi.json, tRPC and REST keep one definition. The output is not
+ * parsed again here: the core builds the envelope itself (typed as the output schema's type), and
+ * the tRPC procedure, which does parse it, answers the same bodies in the tests.
  */
 export async function serveProxy(ctx: Context, raw: unknown): Promise<ProxySuccess> {
   const admitted = await admit(ctx, raw);
   const input = proxyInput.safeParse(raw);
   if (!input.success) throw new ApiProblem(inputProblem(input.error.issues));
-  const output = proxyOutput.safeParse(await run(ctx, admitted, input.data));
-  if (!output.success) throw new Error('the proxy answer does not match its output schema');
-  return output.data;
+  return run(ctx, admitted, input.data);
 }
