@@ -2,7 +2,7 @@
 // contract table: JSON nested thousands of levels deep, NUL and other control characters in
 // strings that reach PostgreSQL or a Location header, redirect URIs that are no safe Location.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Agent, provisionAgent } from '../support/agent.ts';
+import { type Agent, asAgent, provisionAgent } from '../support/agent.ts';
 import { call, startServer, type TestServer } from '../support/server.ts';
 
 const TOO_DEEP = {
@@ -37,11 +37,9 @@ describe('bad input never answers 500', () => {
     await server?.close();
   });
 
-  const asAgent = (headers: Record<string, string> = {}) => ({
-    key: agent.apiKey,
-    clientId: agent.clientId,
-    headers: { 'content-type': 'application/json', ...headers },
-  });
+  /** As the agent, with every body (raw ones too) declared JSON. */
+  const asJsonAgent = (headers: Record<string, string> = {}) =>
+    asAgent(agent, { 'content-type': 'application/json', ...headers });
   const asAdmin = () => ({ key: server.adminKey });
 
   describe('JSON nesting (docs/reference.md "Limits": at most 128 levels)', () => {
@@ -52,7 +50,7 @@ describe('bad input never answers 500', () => {
           string
         >[]) {
           const reply = await call(server.url, 'POST', '/proxyV2', {
-            ...asAgent(headers),
+            ...asJsonAgent(headers),
             raw: nestedParameters(levels),
           });
           expect([levels, reply.status, reply.body]).toEqual([levels, 400, TOO_DEEP]);
@@ -61,7 +59,10 @@ describe('bad input never answers 500', () => {
     });
 
     it('lets exactly 128 levels through to the next check', async () => {
-      const reply = await call(server.url, 'POST', '/proxyV2', { ...asAgent(), raw: nestedParameters(128) });
+      const reply = await call(server.url, 'POST', '/proxyV2', {
+        ...asJsonAgent(),
+        raw: nestedParameters(128),
+      });
       expect(reply.status).toBe(404);
       expect(reply.body.error).toBe('tool_not_found');
     });
@@ -79,14 +80,14 @@ describe('bad input never answers 500', () => {
 
     it('refuses the same over tRPC, in a body and in a query input', async () => {
       const posted = await call(server.url, 'POST', '/trpc/proxy', {
-        ...asAgent(),
+        ...asJsonAgent(),
         raw: nestedParameters(3_000),
       });
       expect(posted.status).toBe(400);
       expect(posted.body.error.data.contract).toEqual(TOO_DEEP);
       // A request line stays under Node's 16 KiB header limit.
       const input = encodeURIComponent(`{"appId":${'['.repeat(500)}${']'.repeat(500)}}`);
-      const queried = await call(server.url, 'GET', `/trpc/tools.list?input=${input}`, asAgent());
+      const queried = await call(server.url, 'GET', `/trpc/tools.list?input=${input}`, asJsonAgent());
       expect(queried.status).toBe(400);
       expect(queried.body.error.data.contract).toEqual(TOO_DEEP);
     });
@@ -133,23 +134,28 @@ describe('bad input never answers 500', () => {
         ['/userId', { appId: 'demo', userId: 'u\r\nx', clientRedirectUri: 'https://a.example/cb' }],
         ['/clientRedirectUri', { appId: 'demo', userId: 'u', clientRedirectUri: 'https://a.example/\u0000' }],
       ] as const) {
-        const reply = await call(server.url, 'POST', '/initiateOAuth', { ...asAgent(), body });
+        const reply = await call(server.url, 'POST', '/initiateOAuth', { ...asJsonAgent(), body });
         expect([field, reply.status, reply.body]).toEqual([field, 400, shapeError(field, CONTROL)]);
       }
     });
 
     it('in a toolId and a /tools appId', async () => {
       const tool = await call(server.url, 'POST', '/proxyV2', {
-        ...asAgent(),
+        ...asJsonAgent(),
         body: { toolId: 'de\u0000mo:::getMe', parameters: {} },
       });
       expect([tool.status, tool.body]).toEqual([400, shapeError('/toolId', CONTROL)]);
-      const tools = await call(server.url, 'GET', '/tools?appId=de%00mo', asAgent());
+      const tools = await call(server.url, 'GET', '/tools?appId=de%00mo', asJsonAgent());
       expect([tools.status, tools.body]).toEqual([400, shapeError('/appId', CONTROL)]);
     });
 
     it('in X-Service-User-Id (a tab is the one control character a header can carry)', async () => {
-      const reply = await call(server.url, 'GET', '/connections', asAgent({ 'x-service-user-id': 'u\t1' }));
+      const reply = await call(
+        server.url,
+        'GET',
+        '/connections',
+        asJsonAgent({ 'x-service-user-id': 'u\t1' }),
+      );
       expect(reply.status).toBe(400);
       expect(reply.body.error).toBe('invalid_request');
       expect(reply.body.issues).toEqual([

@@ -4,8 +4,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Agent, provisionAgent } from '../support/agent.ts';
-import { call, startServer, type TestServer } from '../support/server.ts';
+import { type Agent, provisionAgent, proxy, registerApp } from '../support/agent.ts';
+import { startServer, type TestServer } from '../support/server.ts';
 
 interface Seen {
   method: string;
@@ -65,11 +65,7 @@ describe('upstream redirects', () => {
         '/loop': { get: { operationId: 'loop', responses: { '200': { description: 'ok' } } } },
       },
     };
-    const put = await call(server.url, 'PUT', '/admin/apps/redir', {
-      key: server.adminKey,
-      body: { provider: 'toolgate.test', openapi, auth: { type: 'none' } },
-    });
-    if (put.status !== 200) throw new Error(`register: ${put.status} ${put.text}`);
+    await registerApp(server, 'redir', { provider: 'toolgate.test', openapi, auth: { type: 'none' } });
   });
   afterAll(async () => {
     await server?.close();
@@ -77,11 +73,7 @@ describe('upstream redirects', () => {
   });
 
   const run = (tool: string, parameters: Record<string, unknown>) =>
-    call(server.url, 'POST', '/proxyV2', {
-      key: agent.apiKey,
-      clientId: agent.clientId,
-      body: { toolId: `redir:::${tool}`, parameters },
-    });
+    proxy(server, agent, { toolId: `redir:::${tool}`, parameters });
 
   it.each([
     [301, 'GET', ''],
