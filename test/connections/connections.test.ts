@@ -1,8 +1,7 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { APP_ID, type Harness, redirectQuery, startHarness } from '../oauth/harness.ts';
 import { describeBackends } from '../support/db.ts';
+import { freePort } from '../support/ports.ts';
 import { call } from '../support/server.ts';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -140,10 +139,7 @@ describeBackends('connections: list and disconnect', (backend) => {
   });
 
   it('forgets the grant even when the revocation endpoint cannot be reached', async () => {
-    const dead = createServer();
-    await new Promise<void>((resolve) => dead.listen(0, '127.0.0.1', resolve));
-    const { port } = dead.address() as AddressInfo;
-    await new Promise((resolve) => dead.close(resolve));
+    const port = await freePort();
     await h.registerApp({ revocationUrl: `http://127.0.0.1:${port}/revoke` }, 'deadrevoke');
     await connected(h, 'stubborn', 'deadrevoke');
     const reply = await h.disconnect('stubborn', { appId: 'deadrevoke' });

@@ -1,8 +1,7 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { LIMITS } from '../../server/config.ts';
 import { describeBackends } from '../support/db.ts';
+import { freePort } from '../support/ports.ts';
 import { APP_ID, type Harness, redirectQuery, startHarness } from './harness.ts';
 
 /** The provider's access tokens live 300 s; this leaves them 60 s: inside the refresh window. */
@@ -13,15 +12,6 @@ const bearerOf = (h: Harness) => h.upstream.requests.at(-1)?.headers.authorizati
 async function connected(h: Harness, userId: string, appId?: string): Promise<void> {
   const done = await h.connect(userId, { appId });
   expect(redirectQuery(done).get('status')).toBe('success');
-}
-
-/** A port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 describeBackends('end-user OAuth: refresh', (backend) => {
@@ -124,7 +114,7 @@ describeBackends('end-user OAuth: refresh', (backend) => {
 
   it('answers 502 upstream_unreachable when the token endpoint cannot be reached, and keeps the grant', async () => {
     await connected(h, 'offline');
-    const tokenUrl = `http://127.0.0.1:${await closedPort()}/token`;
+    const tokenUrl = `http://127.0.0.1:${await freePort()}/token`;
     await h.registerApp({ tokenUrl });
     try {
       h.clock.advance(INTO_REFRESH_WINDOW);
