@@ -26,7 +26,7 @@ export interface CallReport {
   replayed?: boolean | undefined;
 }
 
-export type RefreshOutcome = 'ok' | 'reauth_required' | 'failed';
+export type RefreshResult = 'ok' | 'reauth_required' | 'failed';
 
 /** Label value for calls that named no registered tool: keeps unknown ids out of the label set. */
 const NONE = '-';
@@ -125,7 +125,7 @@ export function createMetrics() {
       if (report.replayed) replays.inc({ app });
       if (report.outcome === 'rate_limited') rateLimited.inc();
     },
-    recordRefresh(appId: string, outcome: RefreshOutcome): void {
+    recordRefresh(appId: string, outcome: RefreshResult): void {
       refreshes.inc({ app: appId, outcome });
     },
     recordKmsCall(operation: 'wrap' | 'unwrap'): void {

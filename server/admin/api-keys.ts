@@ -4,10 +4,11 @@ import type { PrismaClient } from '../db/generated/client.ts';
 import { err, ok, type Result } from '../result.ts';
 import { clientExists } from './clients.ts';
 
-export type CreateApiKeyOutcome =
-  | { ok: true; keyId: string; apiKey: string; scopes: string[] }
-  | { ok: false; error: 'client_not_found' }
-  | { ok: false; error: 'unknown_scopes'; scopes: { index: number; scope: string }[] };
+/** A new key (shown this once), or why none was made: no such client, or scopes not known. */
+export type CreateApiKeyOutcome = Result<
+  { keyId: string; apiKey: string; scopes: string[] },
+  { kind: 'client_not_found' } | { kind: 'unknown_scopes'; scopes: { index: number; scope: string }[] }
+>;
 
 export async function createApiKey(
   prisma: PrismaClient,
@@ -17,12 +18,12 @@ export async function createApiKey(
   const unknown = input.scopes
     .map((scope, index) => ({ index, scope }))
     .filter(({ scope }) => !isKnownScope(scope));
-  if (unknown.length > 0) return { ok: false, error: 'unknown_scopes', scopes: unknown };
-  if (!(await clientExists(prisma, input.clientId))) return { ok: false, error: 'client_not_found' };
+  if (unknown.length > 0) return err({ kind: 'unknown_scopes', scopes: unknown });
+  if (!(await clientExists(prisma, input.clientId))) return err({ kind: 'client_not_found' });
   const scopes = [...new Set(input.scopes)];
   const key = await keyRow({ clientId: input.clientId, name: input.name ?? null, scopes }, now);
   await prisma.apiKey.create({ data: key.row, select: { id: true } });
-  return { ok: true, keyId: key.keyId, apiKey: key.apiKey, scopes };
+  return ok({ keyId: key.keyId, apiKey: key.apiKey, scopes });
 }
 
 /** A fresh key and the row that stores it: the argon2id hash, never the key. */

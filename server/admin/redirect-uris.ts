@@ -1,9 +1,8 @@
 import type { PrismaClient } from '../db/generated/client.ts';
+import { err, ok, type Result } from '../result.ts';
 import { clientExists } from './clients.ts';
 
-export type RedirectUriOutcome<T> =
-  | { ok: true; value: T }
-  | { ok: false; error: 'client_not_found' | 'uri_not_found' };
+export type RedirectUriOutcome<T> = Result<T, 'client_not_found' | 'uri_not_found'>;
 
 /** Adding a URI twice is not an error: the registration is a set. */
 export async function addRedirectUri(
@@ -12,27 +11,27 @@ export async function addRedirectUri(
   uri: string,
   now: Date,
 ): Promise<RedirectUriOutcome<{ clientId: string; uri: string }>> {
-  if (!(await clientExists(prisma, clientId))) return { ok: false, error: 'client_not_found' };
+  if (!(await clientExists(prisma, clientId))) return err('client_not_found');
   await prisma.redirectUri.upsert({
     where: { clientId_uri: { clientId, uri } },
     create: { clientId, uri, createdAt: now },
     update: {},
     select: { uri: true },
   });
-  return { ok: true, value: { clientId, uri } };
+  return ok({ clientId, uri });
 }
 
 export async function listRedirectUris(
   prisma: PrismaClient,
   clientId: string,
 ): Promise<RedirectUriOutcome<string[]>> {
-  if (!(await clientExists(prisma, clientId))) return { ok: false, error: 'client_not_found' };
+  if (!(await clientExists(prisma, clientId))) return err('client_not_found');
   const rows = await prisma.redirectUri.findMany({
     where: { clientId },
     select: { uri: true },
     orderBy: [{ createdAt: 'asc' }, { uri: 'asc' }],
   });
-  return { ok: true, value: rows.map((row) => row.uri) };
+  return ok(rows.map((row) => row.uri));
 }
 
 export async function removeRedirectUri(
@@ -40,9 +39,9 @@ export async function removeRedirectUri(
   clientId: string,
   uri: string,
 ): Promise<RedirectUriOutcome<true>> {
-  if (!(await clientExists(prisma, clientId))) return { ok: false, error: 'client_not_found' };
+  if (!(await clientExists(prisma, clientId))) return err('client_not_found');
   const { count } = await prisma.redirectUri.deleteMany({ where: { clientId, uri } });
-  return count === 0 ? { ok: false, error: 'uri_not_found' } : { ok: true, value: true };
+  return count === 0 ? err('uri_not_found') : ok(true);
 }
 
 /** Exact string match, as /initiateOAuth requires. */

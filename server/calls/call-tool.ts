@@ -82,9 +82,9 @@ export function admitCall(deps: AppDeps, caller: Caller): Result<AdmittedCaller,
     deps.metrics.recordCall({ outcome: 'rate_limited' });
     return err({
       body: apiError('rate_limited', 'Too many calls with this API key; retry later.', {
-        retry_after: decision.retryAfterSeconds,
+        retry_after: decision.error.retryAfterSeconds,
       }),
-      headers: { [HEADER.retryAfter]: String(decision.retryAfterSeconds) },
+      headers: { [HEADER.retryAfter]: String(decision.error.retryAfterSeconds) },
     });
   }
   return ok(caller as AdmittedCaller);

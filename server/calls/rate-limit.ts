@@ -1,8 +1,12 @@
 import { LRUCache } from 'lru-cache';
+import { err, ok, type Result } from '../result.ts';
 
 const WINDOW_MS = 60_000;
 
-export type RateDecision = { ok: true } | { ok: false; retryAfterSeconds: number };
+/** Let through, or refused with the seconds until the oldest counted call leaves the window. */
+export type RateDecision = Result<void, { retryAfterSeconds: number }>;
+/** The one answer of every call let through: nothing to allocate on the hot path. */
+const ALLOWED: RateDecision = ok(undefined);
 
 /**
  * At most `limit` calls per key in any 60-second window, a burst of `limit` allowed (docs/reference.md "Limits"):
@@ -23,7 +27,7 @@ export class SlidingWindowLimiter {
   }
 
   take(key: string, now: number): RateDecision {
-    if (this.limit === 0) return { ok: true };
+    if (this.limit === 0) return ALLOWED;
     let ring = this.#rings.get(key);
     if (!ring) {
       ring = { times: new Float64Array(this.limit).fill(Number.NEGATIVE_INFINITY), next: 0 };
@@ -32,10 +36,10 @@ export class SlidingWindowLimiter {
     // `next` points at the oldest of the last `limit` accepted calls.
     const oldest = ring.times[ring.next] as number;
     if (now - oldest < WINDOW_MS) {
-      return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((oldest + WINDOW_MS - now) / 1000)) };
+      return err({ retryAfterSeconds: Math.max(1, Math.ceil((oldest + WINDOW_MS - now) / 1000)) });
     }
     ring.times[ring.next] = now;
     ring.next = (ring.next + 1) % this.limit;
-    return { ok: true };
+    return ALLOWED;
   }
 }

@@ -40,39 +40,42 @@ export async function runTool(
     return err(
       apiError('invalid_parameters', 'The parameters cannot be sent to the upstream.', {
         tool_id: toolId,
-        issues: built.issues,
+        issues: built.error,
       }),
     );
   }
   const calledAt = performance.now();
-  const outcome = await callUpstream(built, limits.timeoutMs, limits.maxBodyBytes);
+  const outcome = await callUpstream(built.value, limits.timeoutMs, limits.maxBodyBytes);
   report.upstreamMs = Math.round((performance.now() - calledAt) * 10) / 10;
-  if ('status' in outcome) report.upstreamStatus = outcome.status;
-  if (!outcome.ok && outcome.error === 'upstream_unreachable') report.cause = outcome.cause;
   if (!outcome.ok) {
-    switch (outcome.error) {
+    const failure = outcome.error;
+    switch (failure.kind) {
       case 'upstream_error':
+        report.upstreamStatus = failure.status;
         return err(
-          apiError('upstream_error', `The upstream answered ${outcome.status}.`, {
-            upstream_status: outcome.status,
-            upstream_body: outcome.body,
+          apiError('upstream_error', `The upstream answered ${failure.status}.`, {
+            upstream_status: failure.status,
+            upstream_body: failure.body,
           }),
         );
       case 'upstream_timeout':
         return err(apiError('upstream_timeout', 'The upstream did not answer in time.'));
       case 'upstream_unreachable':
+        report.cause = failure.cause;
         return err(apiError('upstream_unreachable', 'The upstream could not be reached.'));
       case 'upstream_too_large':
         return err(
-          apiError('upstream_too_large', `The upstream answered more than ${outcome.limit} bytes.`, {
-            limit: outcome.limit,
+          apiError('upstream_too_large', `The upstream answered more than ${failure.limit} bytes.`, {
+            limit: failure.limit,
           }),
         );
     }
   }
+  const answer = outcome.value;
+  report.upstreamStatus = answer.status;
   return ok({
     ok: true,
-    data: toData(outcome.contentType, new Redactor(seen).bytes(outcome.body)),
+    data: toData(answer.contentType, new Redactor(seen).bytes(answer.body)),
     meta: {
       tool_id: toolId,
       duration_ms: Math.round(performance.now() - startedAt),

@@ -3,14 +3,24 @@ import { type Dispatcher, request as undiciRequest } from 'undici';
 import type { UpstreamRequest } from '../catalog/request.ts';
 import { LIMITS } from '../config.ts';
 import { excerpt } from '../excerpt.ts';
+import { err, ok, type Result } from '../result.ts';
 
-export type UpstreamOutcome =
-  | { ok: true; status: number; contentType: string | null; body: Buffer }
-  | { ok: false; error: 'upstream_error'; status: number; body: string }
-  | { ok: false; error: 'upstream_too_large'; limit: number }
+/** A 2xx answer of the upstream, its body read whole. */
+export interface UpstreamAnswer {
+  status: number;
+  contentType: string | null;
+  body: Buffer;
+}
+
+/** Why there is no 2xx answer; `kind` is the contract code it becomes. */
+export type UpstreamFailure =
+  | { kind: 'upstream_error'; status: number; body: string }
+  | { kind: 'upstream_too_large'; limit: number }
   /** `cause`: ECONNREFUSED, ENOTFOUND, … for the log (the answer's body stays the contract's). */
-  | { ok: false; error: 'upstream_unreachable'; cause: string }
-  | { ok: false; error: 'upstream_timeout' };
+  | { kind: 'upstream_unreachable'; cause: string }
+  | { kind: 'upstream_timeout' };
+
+export type UpstreamOutcome = Result<UpstreamAnswer, UpstreamFailure>;
 
 const MAX_REDIRECTS = 5;
 /** Some APIs (GitHub's among them) refuse requests without a User-Agent. */
@@ -72,20 +82,15 @@ export async function callUpstream(
       }
       if (status >= 200 && status < 300) {
         const read = await readAtMost(response.body, maxBodyBytes, declaredLength(response.headers));
-        if (read === null) return { ok: false, error: 'upstream_too_large', limit: maxBodyBytes };
-        return {
-          ok: true,
-          status,
-          contentType: single(response.headers['content-type']) ?? null,
-          body: read,
-        };
+        if (read === null) return err({ kind: 'upstream_too_large', limit: maxBodyBytes });
+        return ok({ status, contentType: single(response.headers['content-type']) ?? null, body: read });
       }
       // Only the first 64 KiB of an error body is ever shown: stop reading there.
-      return { ok: false, error: 'upstream_error', status, body: excerpt(await readPrefix(response.body)) };
+      return err({ kind: 'upstream_error', status, body: excerpt(await readPrefix(response.body)) });
     }
   } catch (error) {
-    if (timedOut) return { ok: false, error: 'upstream_timeout' };
-    return { ok: false, error: 'upstream_unreachable', cause: causeOf(error) };
+    if (timedOut) return err({ kind: 'upstream_timeout' });
+    return err({ kind: 'upstream_unreachable', cause: causeOf(error) });
   } finally {
     clearTimeout(timer);
   }

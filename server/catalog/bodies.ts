@@ -9,13 +9,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Issue } from '../../shared/errors.ts';
+import { err, ok, type Result } from '../result.ts';
 import { isObject } from './pointer.ts';
 import { encodeStrict } from './serialize.ts';
 import type { PropertyEncoding, ToolBody } from './types.ts';
 
-export type WrittenBody =
-  | { ok: true; body: string | Buffer; contentType: string }
-  | { ok: false; issues: Issue[] };
+/** A body in the tool's media type, or the issues of the value given for it. */
+export type WrittenBody = Result<{ body: string | Buffer; contentType: string }, Issue[]>;
 
 const HEADER_VALUE = /^[\x20-\x7e]+$/;
 
@@ -23,34 +23,30 @@ export function writeBody(body: ToolBody, value: unknown): WrittenBody {
   switch (body.kind) {
     case 'json':
       // JSON.stringify escapes lone surrogates, so any JSON value makes a valid body.
-      return { ok: true, body: JSON.stringify(value), contentType: body.contentType };
+      return ok({ body: JSON.stringify(value), contentType: body.contentType });
     case 'form':
-      if (typeof value === 'string') return { ok: true, body: value, contentType: body.contentType };
+      if (typeof value === 'string') return ok({ body: value, contentType: body.contentType });
       if (!isObject(value)) return fail('/body', 'Must be an object: it is sent as a form.');
-      return {
-        ok: true,
-        body: formPairs(value, body.encoding ?? {}).join('&'),
-        contentType: body.contentType,
-      };
+      return ok({ body: formPairs(value, body.encoding ?? {}).join('&'), contentType: body.contentType });
     case 'multipart':
       if (!isObject(value)) return fail('/body', 'Must be an object: it is sent as multipart/form-data.');
       return multipart(value, body);
     case 'text':
       if (typeof value !== 'string') return fail('/body', 'Must be a string.');
-      return { ok: true, body: value, contentType: body.contentType };
+      return ok({ body: value, contentType: body.contentType });
     case 'binary': {
       if (!isObject(value) || typeof value.base64 !== 'string')
         return fail('/body/base64', 'Must be base64 text.');
       const type = typeof value.content_type === 'string' ? value.content_type : concrete(body.contentType);
       if (!HEADER_VALUE.test(type))
         return fail('/body/content_type', 'Must be a media type in printable ASCII.');
-      return { ok: true, body: Buffer.from(value.base64, 'base64'), contentType: type };
+      return ok({ body: Buffer.from(value.base64, 'base64'), contentType: type });
     }
   }
 }
 
 function fail(path: string, message: string): WrittenBody {
-  return { ok: false, issues: [{ path, message }] };
+  return err([{ path, message }]);
 }
 
 /** A declared type usable as Content-Type: wildcards (`image/*`, `*\/*`) say nothing concrete. */
@@ -164,9 +160,9 @@ function multipart(value: Record<string, unknown>, body: ToolBody): WrittenBody 
       part(name, JSON.stringify(item), { contentType: 'application/json' });
     }
   }
-  if (issues.length > 0) return { ok: false, issues };
+  if (issues.length > 0) return err(issues);
   parts.push(Buffer.from(`--${boundary}--\r\n`));
-  return { ok: true, body: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
+  return ok({ body: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` });
 }
 
 /** A name or file name inside a quoted Content-Disposition parameter (as browsers write it). */

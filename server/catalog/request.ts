@@ -8,6 +8,7 @@
  * compared with what was built, so no normalization by the URL parser can move it.
  */
 import type { Issue } from '../../shared/errors.ts';
+import { err, ok, type Result } from '../result.ts';
 import { writeBody } from './bodies.ts';
 import { RESERVED_HEADERS, TOKEN } from './operations.ts';
 import { escapeToken, isObject, setOwn } from './pointer.ts';
@@ -29,7 +30,8 @@ export interface UpstreamRequest {
   body?: string | Buffer;
 }
 
-export type BuildOutcome = ({ ok: true } & UpstreamRequest) | { ok: false; issues: Issue[] };
+/** The request, or the issues of the parameters that keep it from being sent. */
+export type BuildOutcome = Result<UpstreamRequest, Issue[]>;
 
 /** What the service adds to an upstream request on the app's behalf; a caller can never set or see it. */
 export interface Credentials {
@@ -62,10 +64,10 @@ export function buildUpstreamRequest(
 
   const base = parseBase(baseUrl);
   if (!base) {
-    return { ok: false, issues: [{ path: '', message: 'The app has no valid base URL.' }] };
+    return err([{ path: '', message: 'The app has no valid base URL.' }]);
   }
   if (base.protocol !== 'http:' && base.protocol !== 'https:') {
-    return { ok: false, issues: [{ path: '', message: 'The app base URL must be http or https.' }] };
+    return err([{ path: '', message: 'The app base URL must be http or https.' }]);
   }
 
   const given = new Map<ToolParameter, unknown>();
@@ -82,7 +84,7 @@ export function buildUpstreamRequest(
     }
     given.set(parameter, value);
   }
-  if (issues.length > 0) return { ok: false, issues };
+  if (issues.length > 0) return err(issues);
 
   const path = expandPath(tool, given, problem);
   const query: string[] = tool.fixedQuery ? [encodeTemplateQuery(tool.fixedQuery)] : [];
@@ -106,13 +108,13 @@ export function buildUpstreamRequest(
   let body: string | Buffer | undefined;
   if (tool.body && Object.hasOwn(values, 'body') && values.body !== undefined) {
     const written = writeBody(tool.body, values.body);
-    if (!written.ok) issues.push(...written.issues);
+    if (!written.ok) issues.push(...written.error);
     else {
-      body = written.body;
-      headers['content-type'] = written.contentType;
+      body = written.value.body;
+      headers['content-type'] = written.value.contentType;
     }
   }
-  if (issues.length > 0 || path === null) return { ok: false, issues };
+  if (issues.length > 0 || path === null) return err(issues);
 
   if (cookies.length > 0) headers.cookie = cookies.join('; ');
   if (tool.accept !== null) headers.accept = tool.accept;
@@ -144,9 +146,9 @@ export function buildUpstreamRequest(
     url.pathname === fullPath &&
     (prefix === '' || url.pathname.startsWith(`${prefix}/`));
   if (!contained) {
-    return { ok: false, issues: [{ path: '', message: "The request would leave the operation's URL." }] };
+    return err([{ path: '', message: "The request would leave the operation's URL." }]);
   }
-  return { ok: true, method: tool.method, url, headers, ...(body !== undefined ? { body } : {}) };
+  return ok({ method: tool.method, url, headers, ...(body !== undefined ? { body } : {}) });
 }
 
 /**

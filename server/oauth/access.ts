@@ -48,19 +48,20 @@ function missingScope(needed: readonly string[], granted: readonly string[]): Er
 
 function fromRefresh(outcome: RefreshOutcome, appId: string, needed: readonly string[]): UserAccess {
   if (outcome.ok) {
-    const denied = missingScope(needed, outcome.scopes);
-    return denied ? err(denied) : ok({ accessToken: outcome.accessToken, refreshed: true });
+    const denied = missingScope(needed, outcome.value.scopes);
+    return denied ? err(denied) : ok({ accessToken: outcome.value.accessToken, refreshed: true });
   }
-  switch (outcome.error) {
+  const failure = outcome.error;
+  switch (failure.kind) {
     case 'auth_required':
       return err(authRequired(appId));
     case 'reauth_required':
       return err(authRequired(appId, true));
     case 'upstream_error':
       return err(
-        apiError('upstream_error', `The token endpoint answered ${outcome.status} to a refresh.`, {
-          upstream_status: outcome.status,
-          upstream_body: outcome.body,
+        apiError('upstream_error', `The token endpoint answered ${failure.status} to a refresh.`, {
+          upstream_status: failure.status,
+          upstream_body: failure.body,
         }),
       );
     case 'upstream_unreachable':

@@ -1,5 +1,6 @@
 import * as oidc from 'openid-client';
 import type { AppDeps } from '../deps.ts';
+import { err, ok } from '../result.ts';
 import {
   expiresSoon,
   expiryFrom,
@@ -107,7 +108,7 @@ async function saveOnFreshConnection(
       // Either our first save did commit (only its acknowledgement was lost) or someone else wrote.
       const row = await findGrant(deps.db.prisma, key);
       const stored = row ? await openTokens(deps.envelope, key, row.credential) : null;
-      if (stored?.access_token !== save.outcome.accessToken) {
+      if (stored?.access_token !== save.outcome.value.accessToken) {
         log.warn('oauth refresh: the grant changed meanwhile; the fresh token serves this call only');
       }
     }
@@ -133,18 +134,18 @@ async function lockedRefresh(
       // Everything inside uses `tx` only: on PGlite the transaction holds the one connection.
       await lockGrant(tx, key);
       const row = await findGrant(tx, key);
-      if (!row) return { ok: false, error: 'auth_required' };
-      if (row.status !== 'active') return { ok: false, error: 'reauth_required' };
+      if (!row) return err({ kind: 'auth_required' });
+      if (row.status !== 'active') return err({ kind: 'reauth_required' });
       const tokens = await openTokens(deps.envelope, key, row.credential);
       const now = deps.clock.now();
       // Someone refreshed while we waited for the lock: use theirs.
       if (tokens.access_token !== seen && !expiresSoon(row.expiresAt, now)) {
-        return { ok: true, accessToken: tokens.access_token, scopes: row.scopes };
+        return ok({ accessToken: tokens.access_token, scopes: row.scopes });
       }
       const refreshToken = tokens.refresh_token;
       if (!refreshToken) {
         await markReauthRequired(tx, row.id, new Date(now));
-        return { ok: false, error: 'reauth_required' };
+        return err({ kind: 'reauth_required' });
       }
 
       const answer = await callProvider(app, budgetMs, (config) =>
@@ -168,15 +169,15 @@ async function lockedRefresh(
           case 'oauth_error':
             if (REAUTH_ERRORS.has(failure.error)) {
               await markReauthRequired(tx, row.id, new Date(deps.clock.now()));
-              return { ok: false, error: 'reauth_required' };
+              return err({ kind: 'reauth_required' });
             }
-            return { ok: false, error: 'upstream_error', status: failure.status, body: failure.body };
+            return err({ kind: 'upstream_error', status: failure.status, body: failure.body });
           case 'http_error':
-            return { ok: false, error: 'upstream_error', status: failure.status, body: failure.body };
+            return err({ kind: 'upstream_error', status: failure.status, body: failure.body });
           case 'unreachable':
-            return { ok: false, error: 'upstream_unreachable' };
+            return err({ kind: 'upstream_unreachable' });
           case 'timeout':
-            return { ok: false, error: 'upstream_timeout' };
+            return err({ kind: 'upstream_timeout' });
         }
       }
 
@@ -190,7 +191,7 @@ async function lockedRefresh(
         scopes,
         expiresAt: expiryFrom(fresh.expires_in, receivedAt),
       };
-      const outcome = { ok: true as const, accessToken: fresh.access_token, scopes };
+      const outcome = ok({ accessToken: fresh.access_token, scopes });
       // From here on the provider has spent the old refresh token: this answer must be stored.
       pending.save = { grantId: row.id, credential: row.credential, tokens: next, receivedAt, outcome };
       await saveRefreshedTokens(tx, deps.envelope, key, row.id, next, new Date(receivedAt));

@@ -1,9 +1,10 @@
 import * as oidc from 'openid-client';
 import type { AppDeps } from '../deps.ts';
+import { err, ok, type Result } from '../result.ts';
 import { deleteGrant, findGrant, type GrantKey, lockGrant, openTokens } from './grants.ts';
 import { callProvider, isOAuthApp } from './provider.ts';
 
-export type DisconnectOutcome = { ok: true } | { ok: false; error: 'not_found' };
+export type DisconnectOutcome = Result<void, 'not_found'>;
 
 /**
  * DELETE /connections/{appId}: forgets the user's grant, first revoking it at the provider when
@@ -21,7 +22,7 @@ export async function disconnect(deps: AppDeps, key: GrantKey): Promise<Disconne
     async (tx): Promise<DisconnectOutcome> => {
       await lockGrant(tx, key);
       const row = await findGrant(tx, key);
-      if (!row) return { ok: false, error: 'not_found' };
+      if (!row) return err('not_found');
       if (app && isOAuthApp(app) && app.auth.revocationUrl && row.status === 'active') {
         const tokens = await openTokens(deps.envelope, key, row.credential);
         const revocations: Array<{ token: string; hint: 'refresh_token' | 'access_token' }> = [
@@ -41,7 +42,7 @@ export async function disconnect(deps: AppDeps, key: GrantKey): Promise<Disconne
         }
       }
       await deleteGrant(tx, row.id);
-      return { ok: true };
+      return ok(undefined);
     },
     { maxWait: budgetMs + 5_000, timeout: 4 * budgetMs + 10_000 },
   );

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { LIMITS } from '../config.ts';
 import type { Prisma, PrismaClient } from '../db/generated/client.ts';
 import { newId } from '../ids.ts';
+import { err, ok, type Result } from '../result.ts';
 import { hashState } from './state.ts';
 
 /**
@@ -37,7 +38,7 @@ export interface NewState {
 }
 
 /** Why a claim failed: the state was spent already (also by a concurrent callback), or is too old. */
-export type ClaimOutcome = { ok: true } | { ok: false; error: 'used' | 'expired' };
+export type ClaimOutcome = Result<void, 'used' | 'expired'>;
 
 const PRUNE_EVERY_MS = 60_000;
 
@@ -73,13 +74,13 @@ export class OAuthStateRepository {
    * database); `record` only spares the write when it already shows the answer.
    */
   async claim(record: StateRecord, now: number): Promise<ClaimOutcome> {
-    if (record.expiresAt.getTime() <= now) return { ok: false, error: 'expired' };
-    if (record.usedAt !== null) return { ok: false, error: 'used' };
+    if (record.expiresAt.getTime() <= now) return err('expired');
+    if (record.usedAt !== null) return err('used');
     const { count } = await this.prisma.oAuthState.updateMany({
       where: { id: record.id, usedAt: null, expiresAt: { gt: new Date(now) } },
       data: { usedAt: new Date(now) },
     });
-    return count === 1 ? { ok: true } : { ok: false, error: 'used' };
+    return count === 1 ? ok(undefined) : err('used');
   }
 
   /**

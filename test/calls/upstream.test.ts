@@ -53,14 +53,17 @@ describe('callUpstream', () => {
         2_000,
         1024 * 1024,
       );
-      expect(ok).toEqual({ ok: true, status: 200, contentType: null, body: Buffer.from('{"ok":1}') });
+      expect(ok).toEqual({
+        ok: true,
+        value: { status: 200, contentType: null, body: Buffer.from('{"ok":1}') },
+      });
       expect(seen).toEqual(['toolgate/0.1']);
       const slow = await callUpstream(
         { method: 'GET', url: new URL(`http://127.0.0.1:${port}/slow`), headers: {} },
         100,
         1024 * 1024,
       );
-      expect(slow).toEqual({ ok: false, error: 'upstream_timeout' });
+      expect(slow).toEqual({ ok: false, error: { kind: 'upstream_timeout' } });
     } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
@@ -70,7 +73,7 @@ describe('callUpstream', () => {
       2_000,
       1024 * 1024,
     );
-    expect(closed).toEqual({ ok: false, error: 'upstream_unreachable', cause: 'ECONNREFUSED' });
+    expect(closed).toEqual({ ok: false, error: { kind: 'upstream_unreachable', cause: 'ECONNREFUSED' } });
   });
 });
 
@@ -102,9 +105,7 @@ describe('callUpstream on a huge error body', () => {
       );
       expect(outcome).toEqual({
         ok: false,
-        error: 'upstream_error',
-        status: 500,
-        body: 'x'.repeat(LIMITS.upstreamBodyExcerptBytes),
+        error: { kind: 'upstream_error', status: 500, body: 'x'.repeat(LIMITS.upstreamBodyExcerptBytes) },
       });
       expect(written).toBeLessThan(64 * 1024 * 1024);
     } finally {
@@ -128,7 +129,7 @@ describe('callUpstream on a huge error body', () => {
         100,
         1024 * 1024,
       );
-      expect(stalled).toEqual({ ok: false, error: 'upstream_timeout' });
+      expect(stalled).toEqual({ ok: false, error: { kind: 'upstream_timeout' } });
     } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

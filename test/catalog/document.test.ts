@@ -219,7 +219,7 @@ describe('compileDocument: what the corpus found in real documents', () => {
       }),
     );
     const built = tool.buildRequest('https://api.example.test', { location: 'eu' });
-    expect(built.ok && built.url.href).toBe('https://api.example.test/locations/eu/items/eu');
+    expect(built.ok && built.value.url.href).toBe('https://api.example.test/locations/eu/items/eu');
   });
 
   it('drops a keyword of the wrong type instead of the operation (api.video’s `pattern: 0`)', async () => {

@@ -61,8 +61,8 @@ function makeTool(pathTemplate: string, parameters: ToolParameter[], extra: Part
 /** The URL of a successful build, as text. */
 function urlOf(t: Tool, parameters: Record<string, unknown>, base = BASE): string {
   const result = buildUpstreamRequest(t, base, parameters);
-  if (!result.ok) throw new Error(JSON.stringify(result.issues));
-  return result.url.href;
+  if (!result.ok) throw new Error(JSON.stringify(result.error));
+  return result.value.url.href;
 }
 
 describe('buildUpstreamRequest: the whole request', () => {
@@ -71,10 +71,12 @@ describe('buildUpstreamRequest: the whole request', () => {
       buildUpstreamRequest(tool('createItem'), BASE, { body: { title: 'Tea', labels: ['hot'] } }),
     ).toEqual({
       ok: true,
-      method: 'POST',
-      url: new URL('http://api.example.test:8080/v1/items'),
-      headers: { accept: 'application/json', 'content-type': 'application/json' },
-      body: '{"title":"Tea","labels":["hot"]}',
+      value: {
+        method: 'POST',
+        url: new URL('http://api.example.test:8080/v1/items'),
+        headers: { accept: 'application/json', 'content-type': 'application/json' },
+        body: '{"title":"Tea","labels":["hot"]}',
+      },
     });
   });
 
@@ -85,15 +87,12 @@ describe('buildUpstreamRequest: the whole request', () => {
     });
     expect(buildUpstreamRequest(t, BASE, {})).toEqual({
       ok: true,
-      method: 'PATCH',
-      url: new URL('http://api.example.test:8080/v1/x'),
-      headers: {},
+      value: { method: 'PATCH', url: new URL('http://api.example.test:8080/v1/x'), headers: {} },
     });
     const withBody = buildUpstreamRequest(t, BASE, { body: null });
     expect(withBody).toMatchObject({
       ok: true,
-      body: 'null',
-      headers: { 'content-type': 'application/merge-patch+json' },
+      value: { body: 'null', headers: { 'content-type': 'application/merge-patch+json' } },
     });
   });
 });
@@ -128,16 +127,16 @@ describe('buildUpstreamRequest: path parameters', () => {
     ['a\r\nHost: evil', '/v1/items/a%0D%0AHost%3A%20evil'],
   ])('keeps %j inside its segment', (itemId, pathname) => {
     const result = buildUpstreamRequest(tool('getItem'), BASE, { itemId });
-    if (!result.ok) throw new Error(JSON.stringify(result.issues));
-    expect(result.url.origin).toBe('http://api.example.test:8080');
-    expect(result.url.pathname).toBe(pathname);
-    expect(result.url.search).toBe('');
+    if (!result.ok) throw new Error(JSON.stringify(result.error));
+    expect(result.value.url.origin).toBe('http://api.example.test:8080');
+    expect(result.value.url.pathname).toBe(pathname);
+    expect(result.value.url.search).toBe('');
   });
 
   it.each(['.', '..', ''])('refuses %j as a whole path segment', (itemId) => {
     expect(buildUpstreamRequest(tool('getItem'), BASE, { itemId })).toEqual({
       ok: false,
-      issues: [
+      error: [
         {
           path: '/itemId',
           message: 'Must not make an empty, "." or ".." path segment: it would address another resource.',
@@ -156,7 +155,7 @@ describe('buildUpstreamRequest: path parameters', () => {
   it('reports a missing path parameter', () => {
     expect(buildUpstreamRequest(tool('getItem'), BASE, {})).toEqual({
       ok: false,
-      issues: [{ path: '/itemId', message: 'Required parameter "itemId" is missing.' }],
+      error: [{ path: '/itemId', message: 'Required parameter "itemId" is missing.' }],
     });
   });
 
@@ -180,7 +179,12 @@ describe('buildUpstreamRequest: path parameters', () => {
     ];
     for (const [style, explode, value, pathname] of cases) {
       const result = buildUpstreamRequest(t(style, explode), BASE, { v: value });
-      expect({ style, explode, value, pathname: result.ok ? result.url.pathname : result.issues }).toEqual({
+      expect({
+        style,
+        explode,
+        value,
+        pathname: result.ok ? result.value.url.pathname : result.error,
+      }).toEqual({
         style,
         explode,
         value,
@@ -193,7 +197,7 @@ describe('buildUpstreamRequest: path parameters', () => {
     const t = makeTool('/p/{v}', [param('v', 'path', { style: 'label' })]);
     expect(buildUpstreamRequest(t, BASE, { v: '.' })).toEqual({
       ok: false,
-      issues: [
+      error: [
         {
           path: '/v',
           message: 'Must not make an empty, "." or ".." path segment: it would address another resource.',
@@ -215,8 +219,8 @@ describe('buildUpstreamRequest: query parameters', () => {
       limit: 10,
       q: 'a/b?c:d@e&f=g#h+i',
     });
-    if (!result.ok) throw new Error(JSON.stringify(result.issues));
-    expect(result.url.search).toBe(
+    if (!result.ok) throw new Error(JSON.stringify(result.error));
+    expect(result.value.url.search).toBe(
       '?tags=a%20b&tags=c%26d&ids=1,2,3&sizes=s%20m&colors=red|blue&filter[status]=open&filter[owner]=me%26you' +
         '&x=1&y=2&limit=10&q=a/b?c:d@e%26f%3Dg%23h+i',
     );
@@ -241,7 +245,7 @@ describe('buildUpstreamRequest: query parameters', () => {
     ];
     for (const [style, explode, value, search] of cases) {
       const result = buildUpstreamRequest(t(style, explode), BASE, { v: value });
-      expect({ style, explode, value, search: result.ok ? result.url.search : result.issues }).toEqual({
+      expect({ style, explode, value, search: result.ok ? result.value.url.search : result.error }).toEqual({
         style,
         explode,
         value,
@@ -266,8 +270,8 @@ describe('buildUpstreamRequest: query parameters', () => {
         credentials: { query: { api_key: 's3cret/=' } },
       },
     );
-    if (!result.ok) throw new Error(JSON.stringify(result.issues));
-    expect(result.url.search).toBe('?api-version=2&x=1&api_key=s3cret%2F%3D');
+    if (!result.ok) throw new Error(JSON.stringify(result.error));
+    expect(result.value.url.search).toBe('?api-version=2&x=1&api_key=s3cret%2F%3D');
   });
 });
 
@@ -281,13 +285,15 @@ describe('buildUpstreamRequest: headers and cookies', () => {
     });
     expect(result).toEqual({
       ok: true,
-      method: 'GET',
-      url: new URL('http://api.example.test:8080/v1/echo?q=x'),
-      headers: {
-        'x-trace-id': 'trace 1',
-        'x-tags': 'a,b',
-        cookie: 'theme=dark%3B%20admin%3D1',
-        accept: 'application/json',
+      value: {
+        method: 'GET',
+        url: new URL('http://api.example.test:8080/v1/echo?q=x'),
+        headers: {
+          'x-trace-id': 'trace 1',
+          'x-tags': 'a,b',
+          cookie: 'theme=dark%3B%20admin%3D1',
+          accept: 'application/json',
+        },
       },
     });
   });
@@ -301,7 +307,7 @@ describe('buildUpstreamRequest: headers and cookies', () => {
   ])('refuses a header value with %j (%s)', (value) => {
     expect(buildUpstreamRequest(tool('echo'), BASE, { 'X-Trace-Id': value })).toEqual({
       ok: false,
-      issues: [
+      error: [
         {
           path: '/X-Trace-Id',
           message: 'Must be printable ASCII text without line breaks or control characters.',
@@ -322,7 +328,7 @@ describe('buildUpstreamRequest: headers and cookies', () => {
     const t = makeTool('/h', [param(name, 'header')]);
     expect(buildUpstreamRequest(t, BASE, { [name]: 'x' })).toEqual({
       ok: false,
-      issues: [{ path: `/${name}`, message: `Header "${name}" can't be set by a tool call.` }],
+      error: [{ path: `/${name}`, message: `Header "${name}" can't be set by a tool call.` }],
     });
   });
 
@@ -334,7 +340,7 @@ describe('buildUpstreamRequest: headers and cookies', () => {
       { 'X-Api-Key': 'caller' },
       { credentials: { headers: { 'X-Api-Key': 'service' } } },
     );
-    expect(result).toMatchObject({ ok: true, headers: { 'x-api-key': 'service' } });
+    expect(result).toMatchObject({ ok: true, value: { headers: { 'x-api-key': 'service' } } });
   });
 });
 
@@ -342,18 +348,18 @@ describe('buildUpstreamRequest: never throws', () => {
   it('answers with issues for unusable base URLs', () => {
     expect(buildUpstreamRequest(tool('getText'), 'not a url', {})).toEqual({
       ok: false,
-      issues: [{ path: '', message: 'The app has no valid base URL.' }],
+      error: [{ path: '', message: 'The app has no valid base URL.' }],
     });
     expect(buildUpstreamRequest(tool('getText'), 'file:///etc', {})).toEqual({
       ok: false,
-      issues: [{ path: '', message: 'The app base URL must be http or https.' }],
+      error: [{ path: '', message: 'The app base URL must be http or https.' }],
     });
   });
 
   it('refuses text that is not well-formed Unicode', () => {
     expect(buildUpstreamRequest(tool('getItem'), BASE, { itemId: 'a\uD800' })).toEqual({
       ok: false,
-      issues: [{ path: '/itemId', message: 'Must be well-formed Unicode text (it holds a lone surrogate).' }],
+      error: [{ path: '/itemId', message: 'Must be well-formed Unicode text (it holds a lone surrogate).' }],
     });
   });
 
@@ -361,7 +367,7 @@ describe('buildUpstreamRequest: never throws', () => {
     expect(buildUpstreamRequest(tool('getText'), BASE, null)).toMatchObject({ ok: true });
     expect(buildUpstreamRequest(tool('getItem'), BASE, 'x')).toEqual({
       ok: false,
-      issues: [{ path: '/itemId', message: 'Required parameter "itemId" is missing.' }],
+      error: [{ path: '/itemId', message: 'Required parameter "itemId" is missing.' }],
     });
   });
 
@@ -370,9 +376,11 @@ describe('buildUpstreamRequest: never throws', () => {
     const result = buildUpstreamRequest(t, BASE, JSON.parse('{"__proto__": "v"}'));
     expect(result).toEqual({
       ok: true,
-      method: 'GET',
-      url: new URL('http://api.example.test:8080/v1/p/v'),
-      headers: JSON.parse('{"__proto__": "v"}'),
+      value: {
+        method: 'GET',
+        url: new URL('http://api.example.test:8080/v1/p/v'),
+        headers: JSON.parse('{"__proto__": "v"}'),
+      },
     });
   });
 

@@ -27,8 +27,9 @@ async function call(name: string, parameters: Record<string, unknown>, options?:
   const tool = app.tools.get(name);
   if (!tool) throw new Error(`no tool ${name}`);
   expect(tool.validate(parameters)).toEqual([]);
-  const request = tool.buildRequest(app.serverUrl ?? '', parameters, options);
-  if (!request.ok) throw new Error(JSON.stringify(request.issues));
+  const built = tool.buildRequest(app.serverUrl ?? '', parameters, options);
+  if (!built.ok) throw new Error(JSON.stringify(built.error));
+  const request = built.value;
   const response = await fetch(request.url, {
     method: request.method,
     headers: request.headers,

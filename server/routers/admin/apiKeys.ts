@@ -26,12 +26,13 @@ export const apiKeysRouter = router({
     .output(createApiKeyOutput)
     .mutation(async ({ ctx, input }) => {
       const outcome = await createApiKey(ctx.deps.db.prisma, input, new Date(ctx.deps.clock.now()));
-      if (outcome.ok) return { keyId: outcome.keyId, apiKey: outcome.apiKey, scopes: outcome.scopes };
-      if (outcome.error === 'client_not_found')
+      if (outcome.ok) return outcome.value;
+      const failure = outcome.error;
+      if (failure.kind === 'client_not_found')
         throw new ApiProblem(apiError('not_found', 'No client has this id.'));
       throw new ApiProblem(
         apiError('invalid_request', 'Some scopes are not known.', {
-          issues: outcome.scopes.map(({ index, scope }) => ({
+          issues: failure.scopes.map(({ index, scope }) => ({
             path: `/scopes/${index}`,
             message: `Unknown scope "${scope}".`,
           })),
