@@ -80,7 +80,7 @@ async function demo(report: Reporter, world: World): Promise<void> {
   });
   report.check(
     loaded.ok,
-    `configuration refused: ${loaded.ok ? '' : `${loaded.variable} ${loaded.problem}`}`,
+    `configuration refused: ${loaded.ok ? '' : `${loaded.error.variable} ${loaded.error.problem}`}`,
   );
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -88,7 +88,7 @@ async function demo(report: Reporter, world: World): Promise<void> {
       done();
     },
   });
-  const app = await createApp(loaded.config, { logger: createLogger('warn', sink) });
+  const app = await createApp(loaded.value, { logger: createLogger('warn', sink) });
   world.app = app;
   const baseUrl = await app.listen();
   report.detail(

@@ -68,7 +68,9 @@ function readAtMost(req: IncomingMessage, limit: number): Promise<Buffer | null>
     };
     const onClose = () => {
       done();
-      reject(Object.assign(new Error('the request body was cut short'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+      reject(
+        Object.assign(new Error('the request body was cut short'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }),
+      );
     };
     const done = () => {
       req.off('data', onData);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { OAUTH_STATE_LIFETIME_MS } from '../shared/oauth-state.ts';
 import { parseKek } from './crypto/kms/local.ts';
+import { err, ok, type Result } from './result.ts';
 
 /**
  * Every environment variable of docs/reference.md "Configuration", parsed once. Nothing else reads process.env.
@@ -130,7 +131,8 @@ export const LIMITS = {
   shutdownGraceMs: 10_000,
 } as const;
 
-export type ConfigResult = { ok: true; config: Config } | { ok: false; variable: string; problem: string };
+/** The settings, or the first variable that is wrong and what is wrong with it. */
+export type ConfigResult = Result<Config, { variable: string; problem: string }>;
 
 /** Treats empty strings as unset, as shells and .env files commonly produce them. */
 function present(env: NodeJS.ProcessEnv): Record<string, string> {
@@ -148,32 +150,28 @@ export function loadConfig(env: NodeJS.ProcessEnv): ConfigResult {
   const parsed = envSchema.safeParse(present(env));
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    return {
-      ok: false,
+    return err({
       variable: String(issue?.path[0] ?? 'environment'),
       problem: issue?.message ?? 'is invalid',
-    };
+    });
   }
   const e = parsed.data;
-  return {
-    ok: true,
-    config: {
-      port: e.PORT,
-      host: e.HOST,
-      publicUrl: e.PUBLIC_URL ?? defaultPublicUrl(e.HOST, e.PORT),
-      databaseUrl: e.DATABASE_URL,
-      adminKey: e.TOOLGATE_ADMIN_KEY,
-      kms:
-        e.KMS === 'azure-key-vault'
-          ? { kind: 'azure-key-vault', keyId: e.AZURE_KEY_VAULT_KEY_ID as string }
-          : { kind: 'local', kek: e.LOCAL_KEK, kekPath: './.toolgate/kek' },
-      maxBodyBytes: e.MAX_BODY_BYTES,
-      maxDocumentBytes: e.MAX_DOCUMENT_BYTES,
-      maxUpstreamBodyBytes: e.MAX_UPSTREAM_BODY_BYTES,
-      mcpAllowedOrigins: originList(e.MCP_ALLOWED_ORIGINS).map((origin) => new URL(origin).origin),
-      upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
-      rateLimitPerKeyPerMin: e.RATE_LIMIT_PER_KEY_PER_MIN,
-      logLevel: e.LOG_LEVEL,
-    },
-  };
+  return ok({
+    port: e.PORT,
+    host: e.HOST,
+    publicUrl: e.PUBLIC_URL ?? defaultPublicUrl(e.HOST, e.PORT),
+    databaseUrl: e.DATABASE_URL,
+    adminKey: e.TOOLGATE_ADMIN_KEY,
+    kms:
+      e.KMS === 'azure-key-vault'
+        ? { kind: 'azure-key-vault', keyId: e.AZURE_KEY_VAULT_KEY_ID as string }
+        : { kind: 'local', kek: e.LOCAL_KEK, kekPath: './.toolgate/kek' },
+    maxBodyBytes: e.MAX_BODY_BYTES,
+    maxDocumentBytes: e.MAX_DOCUMENT_BYTES,
+    maxUpstreamBodyBytes: e.MAX_UPSTREAM_BODY_BYTES,
+    mcpAllowedOrigins: originList(e.MCP_ALLOWED_ORIGINS).map((origin) => new URL(origin).origin),
+    upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
+    rateLimitPerKeyPerMin: e.RATE_LIMIT_PER_KEY_PER_MIN,
+    logLevel: e.LOG_LEVEL,
+  });
 }

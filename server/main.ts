@@ -49,8 +49,8 @@ const WILDCARD_HOSTS = new Set(['0.0.0.0', '[::]']);
 
 async function main(): Promise<void> {
   const loaded = loadConfig(process.env);
-  if (!loaded.ok) fail(`configuration error: ${loaded.variable} ${loaded.problem}`);
-  const { config } = loaded;
+  if (!loaded.ok) fail(`configuration error: ${loaded.error.variable} ${loaded.error.problem}`);
+  const config = loaded.value;
   const logger = createLogger(config.logLevel);
 
   let app: App | undefined;

@@ -14,7 +14,7 @@ describe('loadConfig', () => {
     const result = loadConfig({});
     expect(result).toEqual({
       ok: true,
-      config: {
+      value: {
         port: 3000,
         host: '127.0.0.1',
         publicUrl: 'http://127.0.0.1:3000',
@@ -51,7 +51,7 @@ describe('loadConfig', () => {
     });
     expect(result).toEqual({
       ok: true,
-      config: {
+      value: {
         port: 8080,
         host: '0.0.0.0',
         publicUrl: 'https://tools.example',
@@ -71,7 +71,7 @@ describe('loadConfig', () => {
 
   it('accepts a 32-byte LOCAL_KEK', () => {
     const result = loadConfig({ LOCAL_KEK: KEK });
-    expect(result.ok && result.config.kms).toEqual({ kind: 'local', kek: KEK, kekPath: './.toolgate/kek' });
+    expect(result.ok && result.value.kms).toEqual({ kind: 'local', kek: KEK, kekPath: './.toolgate/kek' });
   });
 
   it.each([
@@ -96,7 +96,7 @@ describe('loadConfig', () => {
     ],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL', 'must be one of fatal, error, warn, info, debug, trace, silent'],
   ])('rejects %j naming %s', (env, variable, problem) => {
-    expect(loadConfig(env)).toEqual({ ok: false, variable, problem });
+    expect(loadConfig(env)).toEqual({ ok: false, error: { variable, problem } });
   });
 });
 

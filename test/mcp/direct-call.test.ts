@@ -9,7 +9,9 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { directCallOf } from '../../server/mcp/direct-call.ts';
 import { createMcpRoute } from '../../server/mcp/http.ts';
+import { agentHeaders, provisionAgent, registerApp } from '../support/agent.ts';
 import { type EchoUpstream, startEchoUpstream } from '../support/echo-upstream.ts';
+import { freePort } from '../support/ports.ts';
 import { startServer, type TestServer } from '../support/server.ts';
 
 const META = {
@@ -77,16 +79,6 @@ describe('answers of the direct path and of the SDK', { timeout: 60_000 }, () =>
   beforeAll(async () => {
     upstream = await startEchoUpstream();
     server = await startServer('pglite', { env: { RATE_LIMIT_PER_KEY_PER_MIN: '12' } });
-    const admin = { authorization: `Bearer ${server.adminKey}`, 'content-type': 'application/json' };
-    const post = async (path: string, body: unknown, method = 'POST') =>
-      (
-        await fetch(`${server.url}${path}`, { method, headers: admin, body: JSON.stringify(body) })
-      ).json() as Promise<Record<string, string>>;
-    const client = await post('/admin/clients', { name: 'mcp' });
-    const key = await post(`/admin/clients/${client.clientId}/api-keys`, {
-      name: 'k',
-      scopes: ['tools:execute'],
-    });
     const getItem = {
       operationId: 'getItem',
       parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'integer' } }],
@@ -97,24 +89,22 @@ describe('answers of the direct path and of the SDK', { timeout: 60_000 }, () =>
       info: { title: 'demo', version: '1' },
       paths: { '/items/{id}': { get: getItem } },
     };
-    await post(
-      '/admin/apps/demo',
-      { provider: 'example.demo', baseUrl: upstream.url, openapi, auth: { type: 'none' } },
-      'PUT',
-    );
+    await registerApp(server, 'demo', {
+      provider: 'example.demo',
+      baseUrl: upstream.url,
+      openapi,
+      auth: { type: 'none' },
+    });
     // The same tool behind a port nothing listens on: an error result of the upstream.
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const deadUrl = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
-    await new Promise((resolve) => closed.close(resolve));
-    await post(
-      '/admin/apps/dead',
-      { provider: 'example.dead', baseUrl: deadUrl, openapi, auth: { type: 'none' } },
-      'PUT',
-    );
+    const dead = `http://127.0.0.1:${await freePort()}`;
+    await registerApp(server, 'dead', {
+      provider: 'example.dead',
+      baseUrl: dead,
+      openapi,
+      auth: { type: 'none' },
+    });
     agent = {
-      authorization: `Bearer ${key.apiKey}`,
-      'x-service-client-id': String(client.clientId),
+      ...agentHeaders(await provisionAgent(server, ['tools:execute'])),
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
     };

@@ -63,7 +63,7 @@ async function startOnce(backend: 'pglite' | 'postgres', options: StartOptions):
     LOG_LEVEL: 'info',
     ...options.env,
   });
-  if (!loaded.ok) throw new Error(`test config: ${loaded.variable} ${loaded.problem}`);
+  if (!loaded.ok) throw new Error(`test config: ${loaded.error.variable} ${loaded.error.problem}`);
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -71,7 +71,7 @@ async function startOnce(backend: 'pglite' | 'postgres', options: StartOptions):
       done();
     },
   });
-  const app = await createApp(loaded.config, { logger: createLogger('info', sink), clock: options.clock });
+  const app = await createApp(loaded.value, { logger: createLogger('info', sink), clock: options.clock });
   let url: string;
   try {
     url = await app.listen();
