@@ -1,8 +1,9 @@
 import type { IncomingMessage } from 'node:http';
+import { err, ok, type Result } from './result.ts';
 
 export type BodyFailure = 'payload_too_large' | 'unsupported_media_type' | 'malformed_json' | 'too_deep';
 
-export type BodyOutcome = { ok: true; value: unknown } | { ok: false; error: BodyFailure };
+export type BodyOutcome = Result<unknown, BodyFailure>;
 
 /** docs/reference.md "Limits": JSON nested deeper than this is refused (400) before anything walks it. */
 export const MAX_JSON_DEPTH = 128;
@@ -23,19 +24,19 @@ export function hasBody(req: IncomingMessage): boolean {
  * client reads the 413 instead of a reset connection; past 16× the limit the socket is dropped.
  */
 export async function readJsonBody(req: IncomingMessage, limit: number): Promise<BodyOutcome> {
-  if (!hasBody(req)) return { ok: true, value: undefined };
+  if (!hasBody(req)) return ok(undefined);
   if (!isJsonMediaType(req.headers['content-type'])) {
     req.resume();
-    return { ok: false, error: 'unsupported_media_type' };
+    return err('unsupported_media_type');
   }
   const declared = Number(req.headers['content-length'] ?? Number.NaN);
   if (declared > limit) {
     drain(req, limit);
-    return { ok: false, error: 'payload_too_large' };
+    return err('payload_too_large');
   }
   const read = await readAtMost(req, limit);
-  if (read === null) return { ok: false, error: 'payload_too_large' };
-  if (read.length === 0) return { ok: false, error: 'malformed_json' };
+  if (read === null) return err('payload_too_large');
+  if (read.length === 0) return err('malformed_json');
   return parseJson(read.toString('utf8'));
 }
 
@@ -91,11 +92,11 @@ function readAtMost(req: IncomingMessage, limit: number): Promise<Buffer | null>
  * every later walk (validation, fingerprints, request building) may then recurse safely.
  */
 export function parseJson(text: string): BodyOutcome {
-  if (jsonDepth(text) > MAX_JSON_DEPTH) return { ok: false, error: 'too_deep' };
+  if (jsonDepth(text) > MAX_JSON_DEPTH) return err('too_deep');
   try {
-    return { ok: true, value: JSON.parse(text) };
+    return ok(JSON.parse(text));
   } catch {
-    return { ok: false, error: 'malformed_json' };
+    return err('malformed_json');
   }
 }
 
