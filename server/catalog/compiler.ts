@@ -5,7 +5,9 @@
  * Measured (BENCHMARKS.md): compiling on the main thread held `/healthz` for the whole compile;
  * per-tool lazy compilation alone would still parse, convert and check the whole document in one
  * go at registration. The worker is started on first use (its start, loading the catalog modules,
- * costs about a second), runs one job at a time, and stops after five idle minutes. Its heap is capped and each job has a time limit: a document that would need more is
+ * costs about a second), runs one job at a time, and stops after 30 idle seconds: a burst of
+ * registrations shares one worker, and an idle server does not keep a second V8 heap (tens of MB)
+ * around. Its heap is capped and each job has a time limit: a document that would need more is
  * refused (400), and the worker is replaced — the server itself never runs out of memory.
  */
 import { Worker } from 'node:worker_threads';
@@ -23,7 +25,7 @@ export interface CompilerLimits {
   idleMs: number;
 }
 
-export const DEFAULT_COMPILER_LIMITS: CompilerLimits = { heapMb: 2048, timeoutMs: 120_000, idleMs: 300_000 };
+export const DEFAULT_COMPILER_LIMITS: CompilerLimits = { heapMb: 2048, timeoutMs: 120_000, idleMs: 30_000 };
 
 type Answer = { id: number; outcome: Result<CompiledDocument, Issue[]> } | { id: number; failure: string };
 
