@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { type Dispatcher, request as undiciRequest } from 'undici';
+import { type Dispatcher, getGlobalDispatcher } from 'undici';
 import type { UpstreamRequest } from '../catalog/request.ts';
 import { LIMITS } from '../config.ts';
 import { excerpt } from '../excerpt.ts';
@@ -52,7 +52,10 @@ export async function callUpstream(
   let url = request.url;
   try {
     for (let hop = 0; ; hop += 1) {
-      const response = await undiciRequest(url, {
+      // The dispatcher itself, not undici's request(url, …) wrapper, which copies the options anew.
+      const response = await getGlobalDispatcher().request({
+        origin: url.origin,
+        path: `${url.pathname}${url.search}`,
         method: method as Dispatcher.HttpMethod,
         headers: { 'user-agent': USER_AGENT, ...headers },
         body,
