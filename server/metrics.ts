@@ -100,6 +100,11 @@ export function createMetrics() {
     { count: ReturnType<typeof requests.labels>; duration: ReturnType<typeof duration.labels> }
   >();
 
+  const perCall = new Map<
+    string,
+    { count: ReturnType<typeof calls.labels>; upstream: ReturnType<typeof upstream.labels> }
+  >();
+
   return {
     registry,
     observe(route: string, method: string, status: number, seconds: number): void {
@@ -120,8 +125,18 @@ export function createMetrics() {
     recordCall(report: CallReport): void {
       const app = report.appId ?? NONE;
       const tool = report.appId && report.tool ? report.tool : NONE;
-      calls.inc({ app, tool, outcome: report.outcome });
-      if (report.upstreamMs !== undefined) upstream.observe({ app, tool }, report.upstreamMs / 1000);
+      // As above: the children of a series looked up once (registered tools × outcomes).
+      const key = `${app}\u0000${tool}\u0000${report.outcome}`;
+      let series = perCall.get(key);
+      if (!series) {
+        series = {
+          count: calls.labels({ app, tool, outcome: report.outcome }),
+          upstream: upstream.labels({ app, tool }),
+        };
+        perCall.set(key, series);
+      }
+      series.count.inc();
+      if (report.upstreamMs !== undefined) series.upstream.observe(report.upstreamMs / 1000);
       if (report.replayed) replays.inc({ app });
       if (report.outcome === 'rate_limited') rateLimited.inc();
     },

@@ -1,8 +1,10 @@
 import { EventEmitter } from 'node:events';
+import type { Readable } from 'node:stream';
 import { type Dispatcher, getGlobalDispatcher } from 'undici';
 import type { UpstreamRequest } from '../catalog/request.ts';
 import { LIMITS } from '../config.ts';
 import { excerpt } from '../excerpt.ts';
+import { readUpTo } from '../read-stream.ts';
 import { err, ok, type Result } from '../result.ts';
 
 /** A 2xx answer of the upstream, its body read whole. */
@@ -104,43 +106,24 @@ export async function callUpstream(
  * and the stream is destroyed (the connection closed), so an endless body costs no more memory
  * than the limit. A declared Content-Length over the limit is refused before reading.
  */
-async function readAtMost(
-  body: AsyncIterable<Buffer> & { destroy(): unknown; on(event: 'error', listener: () => void): unknown },
-  limit: number,
-  declared?: number,
-): Promise<Buffer | null> {
+async function readAtMost(body: Readable, limit: number, declared?: number): Promise<Buffer | null> {
   if (declared !== undefined && declared > limit) {
     // Destroying a body nobody reads emits an abort error: it is the expected end here.
     body.on('error', () => {});
     body.destroy();
     return null;
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > limit) {
-      body.destroy();
-      return null;
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks, size);
+  const read = await readUpTo(body, limit);
+  if (!read.over) return read.bytes;
+  body.destroy();
+  return null;
 }
 
 /** The first LIMITS.upstreamBodyExcerptBytes (+ 1, so a longer body is known as such), then stop. */
-async function readPrefix(body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    chunks.push(chunk);
-    size += chunk.length;
-    if (size > LIMITS.upstreamBodyExcerptBytes) {
-      body.destroy();
-      break;
-    }
-  }
-  return Buffer.concat(chunks, size);
+async function readPrefix(body: Readable): Promise<Buffer> {
+  const read = await readUpTo(body, LIMITS.upstreamBodyExcerptBytes);
+  if (read.over) body.destroy();
+  return read.bytes;
 }
 
 function declaredLength(headers: Record<string, string | string[] | undefined>): number | undefined {
