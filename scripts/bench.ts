@@ -1090,7 +1090,12 @@ async function profileRun(options: Options, upstream: Helper): Promise<boolean> 
       options.profileTarget === 'c-mcp'
         ? mcpTarget(`(c-mcp) /mcp tools/call ${MCP_VERSION}, PGlite, --cpu-prof`, proxy)
         : options.profileTarget === 'c-oauth'
-          ? await oauthTarget(toolgate, '(c-oauth) oauth2 warm grant, PGlite, --cpu-prof', upstream.url, proxy)
+          ? await oauthTarget(
+              toolgate,
+              '(c-oauth) oauth2 warm grant, PGlite, --cpu-prof',
+              upstream.url,
+              proxy,
+            )
           : proxy;
     log(`measuring ${target.label}`);
     const m = await measure(target, options, upstream.child.pid as number);

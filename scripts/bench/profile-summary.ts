@@ -6,8 +6,8 @@
  * Usage: `npx tsx scripts/bench/profile-summary.ts <file.cpuprofile> [top]`
  */
 import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { SourceMap } from 'node:module';
+import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 interface CallFrame {
@@ -286,7 +286,8 @@ export function readProfile(file: string): CpuProfile {
     return map;
   };
   for (const { callFrame: frame } of profile.nodes) {
-    if (!frame.url.startsWith('file://') || !frame.url.endsWith('.mjs') || !frame.url.includes('/dist/')) continue;
+    if (!frame.url.startsWith('file://') || !frame.url.endsWith('.mjs') || !frame.url.includes('/dist/'))
+      continue;
     const entry = mapOf(frame.url)?.findEntry(frame.lineNumber, frame.columnNumber);
     if (!entry || !('originalSource' in entry)) continue;
     frame.url = entry.originalSource.startsWith('file://')
