@@ -1,12 +1,11 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { classifyInboundRequest, SERVER_INFO_META_KEY } from '@modelcontextprotocol/server';
-import { type AdmittedCaller, admitCall, type CallOutcome, callTool } from '../calls/call-tool.ts';
 import { headerValue } from '../context.ts';
 import type { AppDeps } from '../deps.ts';
 import { findMcpTool } from './catalog.ts';
 import type { McpCall } from './context.ts';
 import { errorResult, successResult } from './results.ts';
-import { SERVER_INFO } from './server.ts';
+import { runMcpCall, SERVER_INFO } from './server.ts';
 
 /**
  * The common MCP call, answered without the SDK's per-request machinery: a 2026-07-28 `tools/call`
@@ -89,10 +88,7 @@ export async function answerDirectCall(
 ): Promise<string | undefined> {
   const entry = await findMcpTool(deps.apps, call.caller.principal, call.apps, direct.name);
   if (!entry) return undefined;
-  const admitted = admitCall(deps, call.caller);
-  const outcome: CallOutcome = admitted.ok
-    ? await run(deps, call, admitted.value, entry.toolId, direct.arguments)
-    : admitted;
+  const outcome = await runMcpCall(deps, call, entry.toolId, direct.arguments);
   if (
     !outcome.ok &&
     (outcome.error.body.error === 'auth_required' || outcome.error.body.error === 'tool_not_found')
@@ -105,24 +101,5 @@ export async function answerDirectCall(
     result: { ...result, resultType: 'complete', _meta: RESULT_META },
     jsonrpc: '2.0',
     id: direct.id,
-  });
-}
-
-function run(
-  deps: AppDeps,
-  call: McpCall,
-  caller: AdmittedCaller,
-  toolId: string,
-  parameters: Record<string, unknown>,
-): Promise<CallOutcome> {
-  return callTool(deps, caller, {
-    toolId,
-    parameters,
-    userId: call.userId,
-    apps: call.apps,
-    startedAt: call.startedAt,
-    get log() {
-      return call.log;
-    },
   });
 }

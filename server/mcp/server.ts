@@ -39,6 +39,35 @@ function decodeCursor(cursor: string | undefined): number {
 }
 
 /**
+ * One MCP tool call: the per-key rate limit, then the tool-call core (a refused call is an outcome
+ * like any other). Both the SDK's `tools/call` handler and the direct path (direct-call.ts) run it.
+ */
+export async function runMcpCall(
+  deps: AppDeps,
+  call: McpCall,
+  toolId: string,
+  args: Record<string, unknown> | undefined,
+  previous?: AuthorizationState,
+): Promise<CallOutcome> {
+  const admitted = admitCall(deps, call.caller);
+  if (!admitted.ok) return admitted;
+  return callTool(deps, admitted.value, {
+    toolId,
+    parameters: args ?? {},
+    userId: call.userId,
+    // The retries of one authorization round share a key: the tool runs once, on any server.
+    idempotencyKey: previous ? `mcp:${previous.n}` : undefined,
+    earlierIssues: call.protoArguments ? [PROTO_ISSUE] : [],
+    apps: call.apps,
+    startedAt: call.startedAt,
+    // Read only when the call logs: the request's child logger is made on first use.
+    get log() {
+      return call.log;
+    },
+  });
+}
+
+/**
  * The per-request MCP server (createMcpHandler builds one for every HTTP request, in either era):
  * `tools/list` over the key's catalog, `tools/call` through the one tool-call core.
  */
@@ -54,30 +83,6 @@ export function mcpServerFactory(
       capabilities: { tools: {} },
       requestState: { verify: codec.verify },
     });
-
-    /** Rate limit, then the tool-call core; a refused call is an outcome like any other. */
-    const run = async (
-      toolId: string,
-      args: Record<string, unknown> | undefined,
-      previous: AuthorizationState | undefined,
-    ): Promise<CallOutcome> => {
-      const admitted = admitCall(deps, call.caller);
-      if (!admitted.ok) return admitted;
-      return callTool(deps, admitted.value, {
-        toolId,
-        parameters: args ?? {},
-        userId: call.userId,
-        // The retries of one authorization round share a key: the tool runs once, on any server.
-        idempotencyKey: previous ? `mcp:${previous.n}` : undefined,
-        earlierIssues: call.protoArguments ? [PROTO_ISSUE] : [],
-        apps: call.apps,
-        startedAt: call.startedAt,
-        // Read only when the call logs: the request's child logger is made on first use.
-        get log() {
-          return call.log;
-        },
-      });
-    };
 
     server.setRequestHandler('tools/list', async (request) => {
       const offset = decodeCursor(request.params?.cursor);
@@ -98,7 +103,8 @@ export function mcpServerFactory(
       }
 
       // Settled when the direct path already ran it (direct-call.ts): never run a call twice.
-      const outcome = call.settled ?? (await run(entry.toolId, request.params.arguments, previous));
+      const outcome =
+        call.settled ?? (await runMcpCall(deps, call, entry.toolId, request.params.arguments, previous));
       if (outcome.ok) return server.projectCallToolResult(successResult(outcome.value.body), undefined);
       const body: ErrorBody = outcome.error.body;
       if (body.error === 'auth_required') {
