@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { classifyInboundRequest, SERVER_INFO_META_KEY } from '@modelcontextprotocol/server';
+import { LRUCache } from 'lru-cache';
 import { headerValue } from '../context.ts';
 import type { AppDeps } from '../deps.ts';
 import { findMcpTool } from './catalog.ts';
@@ -38,41 +39,72 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> =>
 const onlyKeys = (value: Record<string, unknown>, allowed: (key: string) => boolean) =>
   Object.keys(value).every(allowed);
 
-/**
- * The call, when the SDK would serve this message as a plain modern `tools/call` (same era, valid
- * envelope, the standard headers present and agreeing with the body) and it asks for nothing
- * beyond a tool and its arguments: no requestState or input responses, no task, no extra `_meta`
- * (a progress token, a log level). Otherwise undefined, and the SDK answers.
- */
-export function directCallOf(message: unknown, headers: IncomingHttpHeaders): DirectCall | undefined {
-  if (!isPlainObject(message) || message.method !== 'tools/call') return undefined;
-  if (!onlyKeys(message, (key) => key === 'jsonrpc' || key === 'id' || key === 'method' || key === 'params'))
-    return undefined;
-  const { id, params } = message;
-  if ((typeof id !== 'string' && typeof id !== 'number') || !isPlainObject(params)) return undefined;
-  if (!onlyKeys(params, (key) => key === 'name' || key === 'arguments' || key === '_meta')) return undefined;
-  const { name, arguments: args, _meta: meta } = params;
-  if (typeof name !== 'string' || !isPlainObject(meta) || !onlyKeys(meta, (key) => META_KEYS.has(key)))
-    return undefined;
-  // A parser drops an own `__proto__`, and the contract reports it: the SDK path does both.
-  if (args !== undefined && (!isPlainObject(args) || Object.hasOwn(args, '__proto__'))) return undefined;
+/** RFC 9110 optional whitespace around a field value, stripped as the SDK strips it. */
+const ows = (value: string | undefined) => value?.replace(/^[ \t]+|[ \t]+$/g, '');
 
-  const protocolVersionHeader = headerValue(headers, 'mcp-protocol-version');
-  const mcpMethodHeader = headerValue(headers, 'mcp-method');
-  const mcpNameHeader = headerValue(headers, 'mcp-name');
-  // The SDK requires all three on a modern request; the name as sent, not Base64-wrapped.
-  if (protocolVersionHeader?.trim() !== REVISION || mcpMethodHeader?.trim() !== 'tools/call')
-    return undefined;
-  if (mcpNameHeader?.replace(/^[ \t]+|[ \t]+$/g, '') !== name || name.startsWith('=?')) return undefined;
-  const route = classifyInboundRequest({
-    httpMethod: 'POST',
-    protocolVersionHeader,
-    mcpMethodHeader,
-    mcpNameHeader,
-    body: message,
-  });
-  if (route.kind !== 'modern' || route.classification.revision !== REVISION) return undefined;
-  return { id, name, arguments: (args ?? {}) as Record<string, unknown> };
+/** `_meta` envelopes longer than this are judged afresh each time instead of remembered. */
+const MAX_REMEMBERED_ENVELOPE = 2_048;
+
+/**
+ * Tells which messages take the direct path. The SDK's classifier (zod over the whole message)
+ * was a third of the direct path's own CPU; under the checks below its verdict depends on the
+ * `_meta` envelope alone, and a client sends the same envelope on every call, so verdicts are
+ * remembered per envelope text (a few hundred, least recently used first out).
+ */
+export class DirectCallRecognizer {
+  readonly #verdicts = new LRUCache<string, boolean>({ max: 256 });
+
+  /**
+   * The call, when the SDK would serve this message as a plain modern `tools/call` (same era,
+   * valid envelope, the standard headers present and agreeing with the body) and it asks for
+   * nothing beyond a tool and its arguments: no requestState or input responses, no task, no extra
+   * `_meta` (a progress token, a log level). Otherwise undefined, and the SDK answers.
+   */
+  recognize(message: unknown, headers: IncomingHttpHeaders): DirectCall | undefined {
+    if (!isPlainObject(message) || message.method !== 'tools/call' || message.jsonrpc !== '2.0')
+      return undefined;
+    if (
+      !onlyKeys(message, (key) => key === 'jsonrpc' || key === 'id' || key === 'method' || key === 'params')
+    )
+      return undefined;
+    const { id, params } = message;
+    // A JSON-RPC id as the SDK takes it: a string or an integer.
+    if ((typeof id !== 'string' && !Number.isInteger(id)) || !isPlainObject(params)) return undefined;
+    if (!onlyKeys(params, (key) => key === 'name' || key === 'arguments' || key === '_meta'))
+      return undefined;
+    const { name, arguments: args, _meta: meta } = params;
+    if (typeof name !== 'string' || !isPlainObject(meta) || !onlyKeys(meta, (key) => META_KEYS.has(key)))
+      return undefined;
+    // A parser drops an own `__proto__`, and the contract reports it: the SDK path does both.
+    if (args !== undefined && (!isPlainObject(args) || Object.hasOwn(args, '__proto__'))) return undefined;
+
+    const protocolVersionHeader = headerValue(headers, 'mcp-protocol-version');
+    const mcpMethodHeader = headerValue(headers, 'mcp-method');
+    const mcpNameHeader = headerValue(headers, 'mcp-name');
+    // The SDK requires all three on a modern request; the name as sent, not Base64-wrapped.
+    if (ows(protocolVersionHeader) !== REVISION || ows(mcpMethodHeader) !== 'tools/call') return undefined;
+    if (ows(mcpNameHeader) !== name || name.startsWith('=?')) return undefined;
+
+    const judge = () => {
+      const route = classifyInboundRequest({
+        httpMethod: 'POST',
+        protocolVersionHeader,
+        mcpMethodHeader,
+        mcpNameHeader,
+        body: message,
+      });
+      return route.kind === 'modern' && route.classification.revision === REVISION;
+    };
+    const envelope = JSON.stringify(meta);
+    let valid = envelope.length <= MAX_REMEMBERED_ENVELOPE ? this.#verdicts.get(envelope) : undefined;
+    if (valid === undefined) {
+      valid = judge();
+      if (envelope.length <= MAX_REMEMBERED_ENVELOPE) this.#verdicts.set(envelope, valid);
+    }
+    return valid
+      ? { id: id as string | number, name, arguments: (args ?? {}) as Record<string, unknown> }
+      : undefined;
+  }
 }
 
 /**

@@ -12,7 +12,7 @@ import { sendError, sendJson } from '../respond.ts';
 import { bodyFailure } from '../rest.ts';
 import { rememberInitialize } from './clients.ts';
 import { MCP_CALL, type McpCall } from './context.ts';
-import { answerDirectCall, directCallOf } from './direct-call.ts';
+import { answerDirectCall, DirectCallRecognizer } from './direct-call.ts';
 import { MCP_PATH } from './path.ts';
 import { requestStateCodecs, STATE_BINDING, type StateBinding } from './request-state.ts';
 import { mcpServerFactory } from './server.ts';
@@ -35,7 +35,7 @@ function sendRpcError(res: ServerResponse, status: number, code: number, message
  */
 export function createMcpRoute(deps: AppDeps, options: { direct?: boolean } = {}) {
   // `direct: false` sends every request to the SDK: the test that holds both paths to each other.
-  const { direct: directPath = true } = options;
+  const directCalls = options.direct === false ? undefined : new DirectCallRecognizer();
   const { config, logger } = deps;
   const handler = createMcpHandler(mcpServerFactory(deps, requestStateCodecs(deps)), {
     legacy: 'stateless',
@@ -145,7 +145,7 @@ export function createMcpRoute(deps: AppDeps, options: { direct?: boolean } = {}
         return log;
       },
     };
-    const direct = directPath ? directCallOf(message, req.headers) : undefined;
+    const direct = directCalls?.recognize(message, req.headers);
     if (direct) {
       const answer = await answerDirectCall(deps, call, direct);
       if (answer !== undefined) {

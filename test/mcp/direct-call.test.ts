@@ -7,7 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { directCallOf } from '../../server/mcp/direct-call.ts';
+import { DirectCallRecognizer } from '../../server/mcp/direct-call.ts';
 import { createMcpRoute } from '../../server/mcp/http.ts';
 import { agentHeaders, provisionAgent, registerApp } from '../support/agent.ts';
 import { type EchoUpstream, startEchoUpstream } from '../support/echo-upstream.ts';
@@ -32,6 +32,11 @@ const call = (params: Record<string, unknown>, id: string | number = 1) => ({
 });
 
 describe('which calls take the direct path', () => {
+  // One recognizer for every case: a verdict remembered for an envelope must not leak to another.
+  const recognizer = new DirectCallRecognizer();
+  const directCallOf = (message: unknown, headers: Record<string, string>) =>
+    recognizer.recognize(message, headers);
+
   it('takes a plain call with its three standard headers', () => {
     expect(directCallOf(call({}), HEADERS)).toEqual({ id: 1, name: 'demo__getItem', arguments: { id: 7 } });
     expect(directCallOf(call({ arguments: undefined }, 'a'), HEADERS)).toEqual({
@@ -40,6 +45,12 @@ describe('which calls take the direct path', () => {
       arguments: {},
     });
     expect(directCallOf(call({}), { ...HEADERS, 'mcp-name': ' demo__getItem\t' })).toBeDefined();
+    // Remembered: the same envelope again, with another id.
+    expect(directCallOf(call({}, 7), HEADERS)).toEqual({
+      id: 7,
+      name: 'demo__getItem',
+      arguments: { id: 7 },
+    });
   });
 
   it('leaves everything else to the SDK', () => {
@@ -60,12 +71,18 @@ describe('which calls take the direct path', () => {
       [call({ arguments: JSON.parse('{"__proto__":{"x":1}}') }), HEADERS],
       [{ ...call({}), extra: true }, HEADERS],
       [{ ...call({}), id: null }, HEADERS],
+      [{ ...call({}), id: 1.5 }, HEADERS],
+      [{ ...call({}), jsonrpc: '1.0' }, HEADERS],
+      [call({}), { ...HEADERS, 'mcp-protocol-version': '2026-07-28\u00a0' }],
+      [call({ _meta: { ...META, 'io.modelcontextprotocol/protocolVersion': '2025-11-25' } }), HEADERS],
       [
         { ...call({}), method: 'tools/list' },
         { ...HEADERS, 'mcp-method': 'tools/list' },
       ],
     ];
-    for (const [message, headers] of cases) expect(directCallOf(message, headers)).toBeUndefined();
+    // Twice each: the second time, a remembered verdict answers where one exists.
+    for (const [message, headers] of [...cases, ...cases])
+      expect(directCallOf(message, headers)).toBeUndefined();
   });
 });
 
