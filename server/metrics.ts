@@ -31,6 +31,19 @@ export type RefreshResult = 'ok' | 'reauth_required' | 'failed';
 /** Label value for calls that named no registered tool: keeps unknown ids out of the label set. */
 const NONE = '-';
 
+/**
+ * The label children of one series, made on its first use and kept: prom-client hashes a label
+ * object on every inc/observe, which showed on the hot path (bench profile).
+ */
+function seriesOf<T>(cache: Map<string, T>, key: string, make: () => T): T {
+  let series = cache.get(key);
+  if (series === undefined) {
+    series = make();
+    cache.set(key, series);
+  }
+  return series;
+}
+
 export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'toolgate_' });
@@ -108,16 +121,10 @@ export function createMetrics() {
   return {
     registry,
     observe(route: string, method: string, status: number, seconds: number): void {
-      // The label children, looked up once per series: prom-client hashes a label object per call.
-      const key = `${route} ${method} ${status}`;
-      let series = perRequest.get(key);
-      if (!series) {
-        series = {
-          count: requests.labels({ route, method, status: String(status) }),
-          duration: duration.labels({ route }),
-        };
-        perRequest.set(key, series);
-      }
+      const series = seriesOf(perRequest, `${route} ${method} ${status}`, () => ({
+        count: requests.labels({ route, method, status: String(status) }),
+        duration: duration.labels({ route }),
+      }));
       series.count.inc();
       series.duration.observe(seconds);
     },
@@ -125,16 +132,11 @@ export function createMetrics() {
     recordCall(report: CallReport): void {
       const app = report.appId ?? NONE;
       const tool = report.appId && report.tool ? report.tool : NONE;
-      // As above: the children of a series looked up once (registered tools × outcomes).
-      const key = `${app}\u0000${tool}\u0000${report.outcome}`;
-      let series = perCall.get(key);
-      if (!series) {
-        series = {
-          count: calls.labels({ app, tool, outcome: report.outcome }),
-          upstream: upstream.labels({ app, tool }),
-        };
-        perCall.set(key, series);
-      }
+      // Registered tools × outcomes: bounded like the labels.
+      const series = seriesOf(perCall, `${app}\u0000${tool}\u0000${report.outcome}`, () => ({
+        count: calls.labels({ app, tool, outcome: report.outcome }),
+        upstream: upstream.labels({ app, tool }),
+      }));
       series.count.inc();
       if (report.upstreamMs !== undefined) series.upstream.observe(report.upstreamMs / 1000);
       if (report.replayed) replays.inc({ app });
