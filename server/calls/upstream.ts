@@ -1,10 +1,7 @@
-import { EventEmitter } from 'node:events';
-import type { Readable } from 'node:stream';
 import { type Dispatcher, getGlobalDispatcher } from 'undici';
 import type { UpstreamRequest } from '../catalog/request.ts';
 import { LIMITS } from '../config.ts';
 import { excerpt } from '../excerpt.ts';
-import { readUpTo } from '../read-stream.ts';
 import { err, ok, type Result } from '../result.ts';
 
 /** A 2xx answer of the upstream, its body read whole. */
@@ -30,100 +27,202 @@ const USER_AGENT = 'toolgate/0.1';
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 /**
- * Calls the upstream with undici (the HTTP engine under Node's fetch, without fetch's per-call
- * Request/Headers/stream machinery, which profiling showed to be a third of our CPU per call).
- * Redirects are followed only within the app's origin, so the Authorization header never leaves
- * it. The time-out covers the whole exchange, body included.
+ * Calls the upstream with undici's dispatcher and a handler of our own (no fetch, no promise
+ * `request()` with its Readable body and async-resource bookkeeping: profiling showed each as a
+ * large share of our CPU per call). Redirects are followed only within the app's origin, so the
+ * Authorization header never leaves it. The time-out covers the whole exchange, body included.
  */
 export async function callUpstream(
   request: UpstreamRequest,
   timeoutMs: number,
   maxBodyBytes: number,
 ): Promise<UpstreamOutcome> {
-  // undici takes an EventEmitter as its abort signal: an AbortController per call cost ~4 µs of
-  // CPU in the bench profile, an emitter a tenth of that.
-  const abort = new EventEmitter();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    abort.emit('abort');
-  }, timeoutMs);
   const origin = request.url.origin;
   let { method, body } = request;
   let headers = request.headers;
   let url = request.url;
+  let current: Exchange | undefined;
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    current?.cancel(TIMED_OUT);
+  }, timeoutMs);
   try {
     for (let hop = 0; ; hop += 1) {
-      // The dispatcher itself, not undici's request(url, …) wrapper, which copies the options anew.
-      const response = await getGlobalDispatcher().request({
+      const followable = (location: string): boolean => {
+        const next = safeUrl(location, url);
+        return next !== null && next.origin === origin && hop < MAX_REDIRECTS;
+      };
+      current = new Exchange(maxBodyBytes, followable);
+      const answer = await current.run({
         origin: url.origin,
         path: `${url.pathname}${url.search}`,
         method: method as Dispatcher.HttpMethod,
         headers: { 'user-agent': USER_AGENT, ...headers },
         body,
-        signal: abort,
-        // The abort timer above is the one time-out; undici's own would answer 502 instead of 504.
+        // The timer above is the one time-out; undici's own would answer 502 instead of 504.
         headersTimeout: 0,
         bodyTimeout: 0,
       });
-      const status = response.statusCode;
-      const location = single(response.headers.location);
-      if (REDIRECT_STATUSES.has(status) && location) {
-        const next = safeUrl(location, url);
-        if (next && next.origin === origin && hop < MAX_REDIRECTS) {
-          await response.body.dump();
-          // 303 (and 301/302 after a non-GET, as browsers do) continue as a GET without body.
-          if (
-            status === 303 ||
-            ((status === 301 || status === 302) && method !== 'GET' && method !== 'HEAD')
-          ) {
-            method = 'GET';
-            body = undefined;
-            headers = withoutBodyHeaders(headers);
-          }
-          url = next;
-          continue;
+      if (!answer.ok) {
+        if (timedOut) return err({ kind: 'upstream_timeout' });
+        return err({ kind: 'upstream_unreachable', cause: causeOf(answer.error) });
+      }
+      const { status, location } = answer.value;
+      if (location !== undefined) {
+        // 303 (and 301/302 after a non-GET, as browsers do) continue as a GET without body.
+        if (status === 303 || ((status === 301 || status === 302) && method !== 'GET' && method !== 'HEAD')) {
+          method = 'GET';
+          body = undefined;
+          headers = withoutBodyHeaders(headers);
         }
+        url = new URL(location, url);
+        continue;
       }
       if (status >= 200 && status < 300) {
-        const read = await readAtMost(response.body, maxBodyBytes, declaredLength(response.headers));
-        if (read === null) return err({ kind: 'upstream_too_large', limit: maxBodyBytes });
-        return ok({ status, contentType: single(response.headers['content-type']) ?? null, body: read });
+        if (answer.value.over) return err({ kind: 'upstream_too_large', limit: maxBodyBytes });
+        return ok({ status, contentType: answer.value.contentType, body: answer.value.body });
       }
-      // Only the first 64 KiB of an error body is ever shown: stop reading there.
-      return err({ kind: 'upstream_error', status, body: excerpt(await readPrefix(response.body)) });
+      // Only the first 64 KiB of an error body is ever shown: reading stopped there.
+      return err({ kind: 'upstream_error', status, body: excerpt(answer.value.body) });
     }
-  } catch (error) {
-    if (timedOut) return err({ kind: 'upstream_timeout' });
-    return err({ kind: 'upstream_unreachable', cause: causeOf(error) });
   } finally {
     clearTimeout(timer);
   }
 }
 
-/**
- * A success body of at most `limit` bytes, or null when it is longer: then reading stops at once
- * and the stream is destroyed (the connection closed), so an endless body costs no more memory
- * than the limit. A declared Content-Length over the limit is refused before reading.
- */
-async function readAtMost(body: Readable, limit: number, declared?: number): Promise<Buffer | null> {
-  if (declared !== undefined && declared > limit) {
-    // Destroying a body nobody reads emits an abort error: it is the expected end here.
-    body.on('error', () => {});
-    body.destroy();
-    return null;
-  }
-  const read = await readUpTo(body, limit);
-  if (!read.over) return read.bytes;
-  body.destroy();
-  return null;
+/** One response as the exchange read it. `location` is set when it is a redirect to follow. */
+interface HopAnswer {
+  status: number;
+  contentType: string | null;
+  location: string | undefined;
+  body: Buffer;
+  /** The body went past the limit of its kind; reading stopped and the connection was closed. */
+  over: boolean;
 }
 
-/** The first LIMITS.upstreamBodyExcerptBytes (+ 1, so a longer body is known as such), then stop. */
-async function readPrefix(body: Readable): Promise<Buffer> {
-  const read = await readUpTo(body, LIMITS.upstreamBodyExcerptBytes);
-  if (read.over) body.destroy();
-  return read.bytes;
+const TIMED_OUT = new Error('upstream time-out');
+/** Our own reason to stop reading a response (limit reached): not a failure of the upstream. */
+const STOPPED = new Error('stopped reading');
+/** What undici's `dump()` reads of a redirect's body before closing the connection instead. */
+const REDIRECT_BODY_BYTES = 128 * 1024;
+
+/**
+ * One request/response through undici's dispatcher. The body is kept up to the limit of its kind
+ * (2xx: the call's limit, refused at once when Content-Length says more; redirect to follow:
+ * discarded, up to 128 KiB; anything else: the excerpt); past it, reading stops, the connection
+ * is closed, and the answer says `over`. Settles once: the first of its end, a failure, or
+ * `cancel` (the time-out) wins; a later event only closes what is left.
+ */
+class Exchange implements Dispatcher.DispatchHandlers {
+  readonly #maxBodyBytes: number;
+  readonly #followable: (location: string) => boolean;
+  #settle: ((outcome: Result<HopAnswer, Error>) => void) | undefined;
+  #abort: ((reason?: Error) => void) | undefined;
+  #settled = false;
+  #status = 0;
+  #contentType: string | null = null;
+  #location: string | undefined;
+  #limit = 0;
+  #keep = true;
+  #chunks: Buffer[] = [];
+  #size = 0;
+
+  constructor(maxBodyBytes: number, followable: (location: string) => boolean) {
+    this.#maxBodyBytes = maxBodyBytes;
+    this.#followable = followable;
+  }
+
+  run(options: Dispatcher.DispatchOptions): Promise<Result<HopAnswer, Error>> {
+    return new Promise((resolve) => {
+      this.#settle = resolve;
+      try {
+        getGlobalDispatcher().dispatch(options, this);
+      } catch (error) {
+        this.#finish(err(error as Error));
+      }
+    });
+  }
+
+  /** Ends the exchange now with `reason` as its failure (the time-out). */
+  cancel(reason: Error): void {
+    this.#finish(err(reason));
+    this.#abort?.(reason);
+  }
+
+  onConnect(abort: (reason?: Error) => void): void {
+    // Cancelled while the request waited for a connection: it is not sent at all.
+    if (this.#settled) abort(STOPPED);
+    else this.#abort = abort;
+  }
+
+  onHeaders(status: number, rawHeaders: Buffer[] | string[] | null): boolean {
+    if (status < 200) return true; // 1xx: the final answer follows
+    this.#status = status;
+    let contentType: string | undefined;
+    let contentLength: string | undefined;
+    let location: string | undefined;
+    const raw = rawHeaders ?? [];
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+      const name = String(raw[i]).toLowerCase();
+      if (name === 'content-type') contentType ??= String(raw[i + 1]);
+      else if (name === 'content-length') contentLength ??= String(raw[i + 1]);
+      else if (name === 'location') location ??= String(raw[i + 1]);
+    }
+    this.#contentType = contentType ?? null;
+    if (REDIRECT_STATUSES.has(status) && location !== undefined && this.#followable(location)) {
+      this.#location = location;
+      this.#keep = false;
+      this.#limit = REDIRECT_BODY_BYTES;
+    } else if (status >= 200 && status < 300) {
+      this.#limit = this.#maxBodyBytes;
+      if (contentLength !== undefined && /^\d+$/.test(contentLength) && Number(contentLength) > this.#limit) {
+        this.#stop();
+        return false;
+      }
+    } else {
+      this.#limit = LIMITS.upstreamBodyExcerptBytes;
+    }
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.#settled) return false;
+    this.#size += chunk.length;
+    if (this.#keep) this.#chunks.push(chunk);
+    if (this.#size > this.#limit) {
+      this.#stop();
+      return false;
+    }
+    return true;
+  }
+
+  onComplete(): void {
+    this.#finish(ok(this.#answer(false)));
+  }
+
+  onError(error: Error): void {
+    this.#finish(err(error));
+  }
+
+  /** The limit was passed: answer what came, close the connection. */
+  #stop(): void {
+    this.#finish(ok(this.#answer(true)));
+    this.#abort?.(STOPPED);
+  }
+
+  #answer(over: boolean): HopAnswer {
+    const chunks = this.#chunks;
+    const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+    // A redirect whose body was too long to drain is still followed (as after undici's dump()).
+    return { status: this.#status, contentType: this.#contentType, location: this.#location, body, over: over && this.#keep };
+  }
+
+  #finish(outcome: Result<HopAnswer, Error>): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#settle?.(outcome);
+  }
 }
 
 function declaredLength(headers: Record<string, string | string[] | undefined>): number | undefined {

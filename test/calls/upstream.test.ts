@@ -136,3 +136,91 @@ describe('callUpstream on a huge error body', () => {
     }
   });
 });
+
+describe('callUpstream reading answers', () => {
+  async function withServer(
+    handler: import('node:http').RequestListener,
+    run: (origin: string) => Promise<void>,
+  ): Promise<void> {
+    const { createServer } = await import('node:http');
+    const server = createServer(handler);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    try {
+      await run(`http://127.0.0.1:${port}`);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }
+
+  it('follows a same-origin redirect whose own body is longer than it reads of one (128 KiB)', async () => {
+    const { callUpstream } = await import('../../server/calls/upstream.ts');
+    const paths: string[] = [];
+    await withServer(
+      (req, res) => {
+        paths.push(String(req.url));
+        if (req.url === '/moved') {
+          res.writeHead(302, { location: '/here', 'content-type': 'text/plain' });
+          res.end(Buffer.alloc(512 * 1024, 'r'));
+          return;
+        }
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"here":true}');
+      },
+      async (origin) => {
+        const outcome = await callUpstream(
+          { method: 'GET', url: new URL(`${origin}/moved`), headers: {} },
+          5_000,
+          1024 * 1024,
+        );
+        expect(outcome).toEqual({
+          ok: true,
+          value: { status: 200, contentType: 'application/json', body: Buffer.from('{"here":true}') },
+        });
+        expect(paths).toEqual(['/moved', '/here']);
+      },
+    );
+  });
+
+  it('refuses a success body whose Content-Length is over the limit before reading it', async () => {
+    const { callUpstream } = await import('../../server/calls/upstream.ts');
+    await withServer(
+      (_req, res) => {
+        // Declares 10 MB and sends nothing more: only the declaration can end this call in time.
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(10_000_000) });
+        res.flushHeaders();
+      },
+      async (origin) => {
+        const outcome = await callUpstream(
+          { method: 'GET', url: new URL(`${origin}/big`), headers: {} },
+          5_000,
+          1024,
+        );
+        expect(outcome).toEqual({ ok: false, error: { kind: 'upstream_too_large', limit: 1024 } });
+      },
+    );
+  });
+
+  it('waits past a 1xx informational answer for the final one', async () => {
+    const { callUpstream } = await import('../../server/calls/upstream.ts');
+    await withServer(
+      (_req, res) => {
+        res.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' });
+        res.writeHead(201, { 'content-type': 'text/plain' });
+        res.end('made');
+      },
+      async (origin) => {
+        const outcome = await callUpstream(
+          { method: 'POST', url: new URL(`${origin}/things`), headers: {}, body: 'x' },
+          5_000,
+          1024,
+        );
+        expect(outcome).toEqual({
+          ok: true,
+          value: { status: 201, contentType: 'text/plain', body: Buffer.from('made') },
+        });
+      },
+    );
+  });
+});
