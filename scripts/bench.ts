@@ -39,6 +39,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon, { type Instance } from 'autocannon';
 import pg from 'pg';
+import { DEFAULT_COMPILER_LIMITS } from '../server/catalog/compiler.ts';
 import { EXPECTED_BODY, ITEM_ID, ITEM_PATH, OPERATION_ID, upstreamOpenApi } from './bench/fixture.ts';
 import { formatSummary, readProfile, summarizeProfile } from './bench/profile-summary.ts';
 import { measureStartup, startupTable } from './bench/startup.ts';
@@ -336,16 +337,13 @@ async function startToolgate(databaseUrl: string, cpuProfDir?: string): Promise<
     LOG_LEVEL: 'warn',
   });
   const profiling = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [];
-  // As `npm start` runs it: the bundle (built once by main() before anything is measured).
-  const child = spawn(
-    process.execPath,
-    [...profiling, '--enable-source-maps', path.join(bundleDir, 'main.mjs')],
-    {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  // As `npm start` runs it (scripts/start.sh, which execs node: the pid is the server's), on the
+  // bundle built once by main() before anything is measured.
+  const child = spawn('sh', [path.join(ROOT, 'scripts/start.sh'), bundleDir, ...profiling], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.add(child);
   const output: string[] = [];
   const keep = (chunk: Buffer) => {
@@ -944,6 +942,7 @@ async function benchmark(options: Options, upstream: Helper): Promise<boolean> {
       });
     }
 
+    const registered: Array<{ label: string; pid: number; at: number }> = [];
     const addToolgate = async (label: string, dbUrl: string) => {
       log(`starting toolgate on ${label}`);
       try {
@@ -957,10 +956,11 @@ async function benchmark(options: Options, upstream: Helper): Promise<boolean> {
           target,
         );
         const mcp = mcpTarget(`(c-mcp) /mcp tools/call ${MCP_VERSION}, ${label}`, target);
-        // Idle: started, migrated, apps registered, not loaded yet.
+        // Idle: started, migrated, apps registered, not loaded yet (the compile worker still up).
         notes.push(
           `toolgate on ${label}: idle RSS ${mb(procStatus(toolgate.pid, 'VmRSS'))} (after start and registration, before any load)`,
         );
+        registered.push({ label, pid: toolgate.pid, at: Date.now() });
         targets.push(
           { role: 'c', target, toolgate },
           { role: 'c-oauth', target: oauth },
@@ -990,6 +990,19 @@ async function benchmark(options: Options, upstream: Helper): Promise<boolean> {
       }
     } else {
       notes.push('PostgreSQL skipped (--postgres=off)');
+    }
+
+    // Idle for good: the compile worker stops after its idle time, and what it leaves is what an
+    // idle server keeps (issue 14's budget). Read once, after the last registration's idle time.
+    const last = Math.max(0, ...registered.map((r) => r.at));
+    if (registered.length > 0) {
+      log('waiting for the compile workers to stop (idle RSS)');
+      await sleep(Math.max(0, last + DEFAULT_COMPILER_LIMITS.idleMs + 5_000 - Date.now()));
+      for (const { label, pid } of registered) {
+        notes.push(
+          `toolgate on ${label}: idle RSS ${mb(procStatus(pid, 'VmRSS'))} (${(DEFAULT_COMPILER_LIMITS.idleMs + 5_000) / 1000} s after the last registration: the compile worker stopped)`,
+        );
+      }
     }
 
     for (let round = 1; round <= options.rounds; round += 1) {

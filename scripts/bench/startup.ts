@@ -35,11 +35,11 @@ const START_LIMIT_MS = 120_000;
 /** One start: spawn, wait for the listening line, SIGTERM, wait for the exit. Answers ms to ready and CPU ms. */
 async function timeStart(
   root: string,
-  args: string[],
+  [command, ...args]: string[],
   env: NodeJS.ProcessEnv,
 ): Promise<{ ready: number; cpu: number }> {
   const started = performance.now();
-  const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(command as string, args, { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   try {
@@ -85,8 +85,9 @@ export async function measureStartup(
     LOCAL_KEK: randomBytes(32).toString('base64'),
     LOG_LEVEL: 'warn',
   });
-  const built = ['--enable-source-maps', path.join(options.bundle ?? 'dist/server', 'main.mjs')];
-  const dev = ['--import', 'tsx', 'server/main.ts'];
+  // `npm start` is scripts/start.sh, which execs node (the pid measured is the server's).
+  const built = ['sh', 'scripts/start.sh', options.bundle ?? 'dist/server'];
+  const dev = [process.execPath, '--import', 'tsx', 'server/main.ts'];
   const figures: StartupFigure[] = [];
   const series = async (label: string, args: string[], databaseUrl: string, starts: number) => {
     options.log(`start-up: ${label}`);

@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,8 +54,14 @@ function run(command: string, args: string[], env: Record<string, string>): Run 
   return { child, exited, ready, err: () => stderr };
 }
 
+/** What `npm start` runs: scripts/start.sh, which execs node on the bundle. */
 const server = (env: Record<string, string>) =>
-  run(process.execPath, ['dist/server/main.mjs'], { PORT: '0', LOG_LEVEL: 'warn', ...env });
+  run('sh', ['scripts/start.sh'], { PORT: '0', LOG_LEVEL: 'warn', ...env });
+
+/** The `node` start.sh runs: the first on PATH. */
+function execPathOnPath(): string {
+  return execFileSync('sh', ['-c', 'command -v node'], { encoding: 'utf8' }).trim();
+}
 
 async function stop(r: Run): Promise<number | null> {
   r.child.kill('SIGTERM');
@@ -126,6 +132,25 @@ describe('npm start', { timeout: 240_000 }, () => {
         `toolgate: warning: PUBLIC_URL is http://0.0.0.0:${port}, a wildcard address no browser can reach: OAuth providers would redirect users to http://0.0.0.0:${port}/handleOAuthCallback. Set PUBLIC_URL to the address users reach this server at.\n`,
     );
     expect(await stop(r)).toBe(0);
+  });
+
+  it("is node itself (start.sh execs it) with glibc's mmap threshold pinned, unless GLIBC_TUNABLES is the user's own", async () => {
+    const environOf = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+    const pinned = server({ DATABASE_URL: 'pglite:memory', TOOLGATE_ADMIN_KEY: 'k'.repeat(32) });
+    await pinned.ready;
+    const pid = pinned.child.pid as number;
+    expect(realpathSync(`/proc/${pid}/exe`)).toBe(realpathSync(execPathOnPath()));
+    expect(environOf(pid)).toContain('GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072');
+    expect(await stop(pinned)).toBe(0);
+
+    const own = server({
+      DATABASE_URL: 'pglite:memory',
+      TOOLGATE_ADMIN_KEY: 'k'.repeat(32),
+      GLIBC_TUNABLES: 'glibc.malloc.arena_max=2',
+    });
+    await own.ready;
+    expect(environOf(own.child.pid as number)).toContain('GLIBC_TUNABLES=glibc.malloc.arena_max=2');
+    expect(await stop(own)).toBe(0);
   });
 
   // The bundle carries most packages inside it and loads some parts on first use (YAML, Swagger
