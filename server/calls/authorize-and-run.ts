@@ -36,11 +36,9 @@ export async function authorizeAndRun(
   };
   if (!isOAuthApp(app)) {
     const credentials = await serviceCredentials(app);
-    for (const value of [
-      ...Object.values(credentials.headers ?? {}),
-      ...Object.values(credentials.query ?? {}),
-    ])
-      seen.add(value);
+    for (const values of [credentials.headers, credentials.query]) {
+      if (values) for (const value of Object.values(values)) seen.add(value);
+    }
     return runTool(resolved, parameters, credentials, startedAt, limits, seen, report);
   }
 

@@ -20,8 +20,9 @@ export function checkParameters(
   parameters: Record<string, unknown>,
   earlierIssues: readonly Issue[] = [],
 ): ErrorBody | null {
-  const issues = [...earlierIssues, ...resolved.tool.validate(parameters)];
-  if (issues.length === 0) return null;
+  const found = resolved.tool.validate(parameters);
+  if (found.length === 0 && earlierIssues.length === 0) return null;
+  const issues = [...earlierIssues, ...found];
   return apiError('invalid_parameters', 'The parameters do not match the tool.', {
     tool_id: resolved.toolId,
     issues,

@@ -17,7 +17,11 @@ export class Redactor {
   readonly #secrets: string[];
 
   constructor(secrets: Iterable<string>) {
-    this.#secrets = [...new Set(secrets)].filter((s) => s.length > 0).sort((a, b) => b.length - a.length);
+    // No secret (an app with auth `none`, most calls): nothing to build.
+    this.#secrets =
+      secrets instanceof Set && secrets.size === 0
+        ? []
+        : [...new Set(secrets)].filter((s) => s.length > 0).sort((a, b) => b.length - a.length);
   }
 
   get empty(): boolean {
