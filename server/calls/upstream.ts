@@ -215,7 +215,13 @@ class Exchange implements Dispatcher.DispatchHandlers {
     const chunks = this.#chunks;
     const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
     // A redirect whose body was too long to drain is still followed (as after undici's dump()).
-    return { status: this.#status, contentType: this.#contentType, location: this.#location, body, over: over && this.#keep };
+    return {
+      status: this.#status,
+      contentType: this.#contentType,
+      location: this.#location,
+      body,
+      over: over && this.#keep,
+    };
   }
 
   #finish(outcome: Result<HopAnswer, Error>): void {
@@ -223,15 +229,6 @@ class Exchange implements Dispatcher.DispatchHandlers {
     this.#settled = true;
     this.#settle?.(outcome);
   }
-}
-
-function declaredLength(headers: Record<string, string | string[] | undefined>): number | undefined {
-  const value = single(headers['content-length']);
-  return value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
-}
-
-function single(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
 }
 
 /** The request's headers without those that described the body it no longer has. */
