@@ -170,7 +170,7 @@ class Exchange implements Dispatcher.DispatchHandlers {
       else if (name === 'location') location ??= String(raw[i + 1]);
     }
     this.#contentType = contentType ?? null;
-    if (REDIRECT_STATUSES.has(status) && location !== undefined && this.#followable(location)) {
+    if (REDIRECT_STATUSES.has(status) && location && this.#followable(location)) {
       this.#location = location;
       this.#keep = false;
       this.#limit = REDIRECT_BODY_BYTES;

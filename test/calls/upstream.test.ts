@@ -183,6 +183,30 @@ describe('callUpstream reading answers', () => {
     );
   });
 
+  it('does not follow an empty Location (it would name the same URL again)', async () => {
+    const { callUpstream } = await import('../../server/calls/upstream.ts');
+    let hits = 0;
+    await withServer(
+      (_req, res) => {
+        hits += 1;
+        res.writeHead(302, { location: '', 'content-type': 'text/plain' });
+        res.end('nowhere');
+      },
+      async (origin) => {
+        const outcome = await callUpstream(
+          { method: 'GET', url: new URL(`${origin}/loop`), headers: {} },
+          5_000,
+          1024,
+        );
+        expect(outcome).toEqual({
+          ok: false,
+          error: { kind: 'upstream_error', status: 302, body: 'nowhere' },
+        });
+        expect(hits).toBe(1);
+      },
+    );
+  });
+
   it('refuses a success body whose Content-Length is over the limit before reading it', async () => {
     const { callUpstream } = await import('../../server/calls/upstream.ts');
     await withServer(
