@@ -328,6 +328,8 @@ async function startToolgate(databaseUrl: string, cpuProfDir?: string): Promise<
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of TOOLGATE_VARIABLES) delete env[name];
   Object.assign(env, {
+    // start.sh runs the `node` on PATH: the one running this bench comes first.
+    PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`,
     PORT: String(port),
     HOST: '127.0.0.1',
     DATABASE_URL: databaseUrl,

@@ -78,7 +78,8 @@ export async function measureStartup(
   }
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'toolgate-bench-startup-'));
   const env = (databaseUrl: string): NodeJS.ProcessEnv => ({
-    PATH: process.env.PATH,
+    // start.sh runs the `node` on PATH: the one running this bench comes first.
+    PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`,
     HOME: process.env.HOME,
     PORT: '0',
     DATABASE_URL: databaseUrl,
