@@ -1,7 +1,22 @@
+import type { RequestListener } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { toData } from '../../server/calls/upstream.ts';
 import { LIMITS } from '../../server/config.ts';
 import { excerpt } from '../../server/excerpt.ts';
+
+/** A loopback HTTP server for one test, closed (with its connections) afterwards. */
+async function withServer(handler: RequestListener, run: (origin: string) => Promise<void>): Promise<void> {
+  const { createServer } = await import('node:http');
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  try {
+    await run(`http://127.0.0.1:${port}`);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
 
 describe('excerpt', () => {
   it('keeps a short body whole', () => {
@@ -79,81 +94,57 @@ describe('callUpstream', () => {
 
 describe('callUpstream on a huge error body', () => {
   it('reads only the first 64 KiB and lets the rest go', async () => {
-    const { createServer } = await import('node:http');
     const { callUpstream } = await import('../../server/calls/upstream.ts');
     let written = 0;
     // An error body that never ends: the call must still finish, with exactly the excerpt.
-    const server = createServer((_req, res) => {
-      res.writeHead(500, { 'content-type': 'text/plain' });
-      const chunk = Buffer.alloc(16 * 1024, 'x');
-      const pump = () => {
-        while (!res.destroyed && written < 512 * 1024 * 1024) {
-          written += chunk.length;
-          if (!res.write(chunk)) return void res.once('drain', pump);
-        }
-        res.end();
-      };
-      pump();
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as { port: number };
-    try {
-      const outcome = await callUpstream(
-        { method: 'GET', url: new URL(`http://127.0.0.1:${port}/`), headers: {} },
-        10_000,
-        1024 * 1024,
-      );
-      expect(outcome).toEqual({
-        ok: false,
-        error: { kind: 'upstream_error', status: 500, body: 'x'.repeat(LIMITS.upstreamBodyExcerptBytes) },
-      });
-      expect(written).toBeLessThan(64 * 1024 * 1024);
-    } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    }
+    await withServer(
+      (_req, res) => {
+        res.writeHead(500, { 'content-type': 'text/plain' });
+        const chunk = Buffer.alloc(16 * 1024, 'x');
+        const pump = () => {
+          while (!res.destroyed && written < 512 * 1024 * 1024) {
+            written += chunk.length;
+            if (!res.write(chunk)) return void res.once('drain', pump);
+          }
+          res.end();
+        };
+        pump();
+      },
+      async (origin) => {
+        const outcome = await callUpstream(
+          { method: 'GET', url: new URL(`${origin}/`), headers: {} },
+          10_000,
+          1024 * 1024,
+        );
+        expect(outcome).toEqual({
+          ok: false,
+          error: { kind: 'upstream_error', status: 500, body: 'x'.repeat(LIMITS.upstreamBodyExcerptBytes) },
+        });
+        expect(written).toBeLessThan(64 * 1024 * 1024);
+      },
+    );
   });
 
   it('times out a body that stops halfway (the time-out covers the whole exchange)', async () => {
-    const { createServer } = await import('node:http');
     const { callUpstream } = await import('../../server/calls/upstream.ts');
-    const server = createServer((_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.write('{"partial":');
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as { port: number };
-    try {
-      const stalled = await callUpstream(
-        { method: 'GET', url: new URL(`http://127.0.0.1:${port}/stall`), headers: {} },
-        100,
-        1024 * 1024,
-      );
-      expect(stalled).toEqual({ ok: false, error: { kind: 'upstream_timeout' } });
-    } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    }
+    await withServer(
+      (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"partial":');
+      },
+      async (origin) => {
+        const stalled = await callUpstream(
+          { method: 'GET', url: new URL(`${origin}/stall`), headers: {} },
+          100,
+          1024 * 1024,
+        );
+        expect(stalled).toEqual({ ok: false, error: { kind: 'upstream_timeout' } });
+      },
+    );
   });
 });
 
 describe('callUpstream reading answers', () => {
-  async function withServer(
-    handler: import('node:http').RequestListener,
-    run: (origin: string) => Promise<void>,
-  ): Promise<void> {
-    const { createServer } = await import('node:http');
-    const server = createServer(handler);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as { port: number };
-    try {
-      await run(`http://127.0.0.1:${port}`);
-    } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    }
-  }
-
   it('follows a same-origin redirect whose own body is longer than it reads of one (128 KiB)', async () => {
     const { callUpstream } = await import('../../server/calls/upstream.ts');
     const paths: string[] = [];
