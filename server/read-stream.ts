@@ -10,8 +10,8 @@ export interface StreamRead {
  * Reads a stream to its end, or until more than `limit` bytes have come: then it stops listening
  * (the stream is paused) and answers what came so far, `over`; the caller drains or destroys the
  * rest. Listens for the stream's events rather than iterating it: an async iterator per request
- * and per upstream answer showed in the bench profile (issue 14). An error, or a close before the
- * end (a body cut short), rejects.
+ * body showed in the bench profile (issue 14; upstream answers are read by the dispatcher handler
+ * in server/calls/upstream.ts). An error, or a close before the end (a body cut short), rejects.
  */
 export function readUpTo(stream: Readable, limit: number): Promise<StreamRead> {
   return new Promise((resolve, reject) => {
