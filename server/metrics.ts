@@ -1,6 +1,7 @@
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Registry } from 'prom-client';
 import type { ErrorCode } from '../shared/errors.ts';
 import { dbQueryCount } from './db/count-queries.ts';
+import { CounterFamily, HistogramFamily } from './metric-families.ts';
 
 /**
  * Prometheus metrics of one server (its own registry, not prom-client's global one, so several
@@ -31,48 +32,32 @@ export type RefreshResult = 'ok' | 'reauth_required' | 'failed';
 /** Label value for calls that named no registered tool: keeps unknown ids out of the label set. */
 const NONE = '-';
 
-/**
- * The label children of one series, made on its first use and kept: prom-client hashes a label
- * object on every inc/observe, which showed on the hot path (bench profile).
- */
-function seriesOf<T>(cache: Map<string, T>, key: string, make: () => T): T {
-  let series = cache.get(key);
-  if (series === undefined) {
-    series = make();
-    cache.set(key, series);
-  }
-  return series;
-}
-
 export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'toolgate_' });
-  const requests = new Counter({
-    name: 'toolgate_http_requests_total',
-    help: 'HTTP requests by route template, method and status',
-    labelNames: ['route', 'method', 'status'] as const,
-    registers: [registry],
-  });
-  const duration = new Histogram({
-    name: 'toolgate_http_request_duration_seconds',
-    help: 'HTTP request duration by route template',
-    labelNames: ['route'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    registers: [registry],
-  });
-  const calls = new Counter({
-    name: 'toolgate_tool_calls_total',
-    help: 'Tool calls (/proxyV2 and MCP tools/call) by app, tool and outcome (ok or the contract error code)',
-    labelNames: ['app', 'tool', 'outcome'] as const,
-    registers: [registry],
-  });
-  const upstream = new Histogram({
-    name: 'toolgate_upstream_duration_seconds',
-    help: 'Time waiting for the upstream per tool call, by app and tool',
-    labelNames: ['app', 'tool'] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-    registers: [registry],
-  });
+  // The four series every request or call updates: families of our own (metric-families.ts).
+  const requests = new CounterFamily<'route' | 'method' | 'status'>(
+    'toolgate_http_requests_total',
+    'HTTP requests by route template, method and status',
+    registry,
+  );
+  const duration = new HistogramFamily<'route'>(
+    'toolgate_http_request_duration_seconds',
+    'HTTP request duration by route template',
+    [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registry,
+  );
+  const calls = new CounterFamily<'app' | 'tool' | 'outcome'>(
+    'toolgate_tool_calls_total',
+    'Tool calls (/proxyV2 and MCP tools/call) by app, tool and outcome (ok or the contract error code)',
+    registry,
+  );
+  const upstream = new HistogramFamily<'app' | 'tool'>(
+    'toolgate_upstream_duration_seconds',
+    'Time waiting for the upstream per tool call, by app and tool',
+    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registry,
+  );
   const refreshes = new Counter({
     name: 'toolgate_oauth_refreshes_total',
     help: 'End-user token refreshes by app and outcome (ok, reauth_required, failed)',
@@ -107,38 +92,26 @@ export function createMetrics() {
     registers: [registry],
   });
 
-  // Bounded like the labels: route templates × methods × statuses.
-  const perRequest = new Map<
-    string,
-    { count: ReturnType<typeof requests.labels>; duration: ReturnType<typeof duration.labels> }
-  >();
-
-  const perCall = new Map<
-    string,
-    { count: ReturnType<typeof calls.labels>; upstream: ReturnType<typeof upstream.labels> }
-  >();
-
   return {
     registry,
     observe(route: string, method: string, status: number, seconds: number): void {
-      const series = seriesOf(perRequest, `${route} ${method} ${status}`, () => ({
-        count: requests.labels({ route, method, status: String(status) }),
-        duration: duration.labels({ route }),
-      }));
-      series.count.inc();
-      series.duration.observe(seconds);
+      // Series are bounded like their labels: route templates × methods × statuses.
+      requests.series(`${route} ${method} ${status}`, () => ({
+        route,
+        method,
+        status: String(status),
+      })).value += 1;
+      duration.series(route, () => ({ route })).observe(seconds);
     },
     /** One tool call, whatever its outcome. */
     recordCall(report: CallReport): void {
       const app = report.appId ?? NONE;
       const tool = report.appId && report.tool ? report.tool : NONE;
       // Registered tools × outcomes: bounded like the labels.
-      const series = seriesOf(perCall, `${app}\u0000${tool}\u0000${report.outcome}`, () => ({
-        count: calls.labels({ app, tool, outcome: report.outcome }),
-        upstream: upstream.labels({ app, tool }),
-      }));
-      series.count.inc();
-      if (report.upstreamMs !== undefined) series.upstream.observe(report.upstreamMs / 1000);
+      const { outcome } = report;
+      calls.series(`${app}\u0000${tool}\u0000${outcome}`, () => ({ app, tool, outcome })).value += 1;
+      if (report.upstreamMs !== undefined)
+        upstream.series(`${app}\u0000${tool}`, () => ({ app, tool })).observe(report.upstreamMs / 1000);
       if (report.replayed) replays.inc({ app });
       if (report.outcome === 'rate_limited') rateLimited.inc();
     },
