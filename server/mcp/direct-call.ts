@@ -5,7 +5,7 @@ import { headerValue } from '../context.ts';
 import type { AppDeps } from '../deps.ts';
 import { findMcpTool } from './catalog.ts';
 import type { McpCall } from './context.ts';
-import { errorResult, successResult } from './results.ts';
+import { errorResult } from './results.ts';
 import { runMcpCall, SERVER_INFO } from './server.ts';
 
 /**
@@ -26,6 +26,7 @@ const META_KEYS = new Set([
 ]);
 /** What the SDK adds to every 2026-07-28 result of this server. */
 const RESULT_META = { [SERVER_INFO_META_KEY]: SERVER_INFO };
+const RESULT_META_JSON = JSON.stringify(RESULT_META);
 
 export interface DirectCall {
   id: string | number;
@@ -128,9 +129,14 @@ export async function answerDirectCall(
     call.settled = outcome;
     return undefined;
   }
-  const result = outcome.ok ? successResult(outcome.value.body) : errorResult(outcome.error.body);
+  if (outcome.ok) {
+    // What JSON.stringify writes for successResult(envelope) with the fields below, byte for byte,
+    // with the envelope serialized once: it is both the text block and the structured content.
+    const text = JSON.stringify(outcome.value.body);
+    return `{"result":{"content":[{"type":"text","text":${JSON.stringify(text)}}],"structuredContent":${text},"resultType":"complete","_meta":${RESULT_META_JSON}},"jsonrpc":"2.0","id":${JSON.stringify(direct.id)}}`;
+  }
   return JSON.stringify({
-    result: { ...result, resultType: 'complete', _meta: RESULT_META },
+    result: { ...errorResult(outcome.error.body), resultType: 'complete', _meta: RESULT_META },
     jsonrpc: '2.0',
     id: direct.id,
   });
