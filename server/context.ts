@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
 import type { AppDeps } from './deps.ts';
-import type { RequestLogFields } from './logger.ts';
+import { lazyLogger, type RequestLogFields } from './logger.ts';
 
 /** Status and headers a procedure may set on its REST answer (success only; errors carry their own). */
 export interface ResponseMeta {
@@ -13,12 +13,13 @@ export interface Context {
   deps: AppDeps;
   requestId: string;
   headers: IncomingHttpHeaders;
-  log: Logger;
+  /** The request's logger (made on first use). */
+  log: () => Logger;
   response: ResponseMeta;
   /** performance.now() at arrival: meta.duration_ms is the whole call as the server saw it. */
   startedAt: number;
   /** The client's address (socket), for the failed-key limiter; absent outside HTTP. */
-  remoteAddress?: string;
+  remoteAddress: string | undefined;
   /** What the request's log line adds (key, client, tool, upstream): filled in as the call goes. */
   logFields: RequestLogFields;
 }
@@ -34,19 +35,15 @@ export function createContextInner(
     logFields?: RequestLogFields;
   },
 ): Context {
-  let log: Logger | undefined;
+  // One plain shape for every request (no getter, no conditional spread): built on every call.
   return {
     deps,
     requestId: request.requestId,
     headers: request.headers,
-    // The request's child logger is made on first use: most calls never log (bench profile).
-    get log() {
-      log ??= deps.logger.child({ requestId: request.requestId });
-      return log;
-    },
+    log: lazyLogger(deps.logger, request.requestId),
     response: { headers: {} },
     startedAt: request.startedAt ?? performance.now(),
-    ...(request.remoteAddress ? { remoteAddress: request.remoteAddress } : {}),
+    remoteAddress: request.remoteAddress,
     logFields: request.logFields ?? {},
   };
 }

@@ -131,7 +131,7 @@ async function handleProcedure(
   } catch (error) {
     const problem = problemBody(error);
     if (problem.error === 'internal_error')
-      ctx.log.error({ err: error, route: route.template }, 'request failed');
+      ctx.log().error({ err: error, route: route.template }, 'request failed');
     sendError(res, problem, error instanceof ApiProblem ? error.headers : {});
   }
 }

@@ -67,7 +67,8 @@ export interface CallRequest {
   apps?: ReadonlySet<string> | undefined;
   /** performance.now() at arrival: meta.duration_ms is the whole call as the server saw it. */
   startedAt: number;
-  log: Logger;
+  /** The request's logger (made on first use: only an idempotent call may log). */
+  log: () => Logger;
   /** The request's log line: the call fills in its tool, app and upstream (surfaces with one). */
   logFields?: RequestLogFields;
 }
@@ -167,7 +168,7 @@ async function runCall(
     { scope: scopeOf(caller.principal.keyId), key: request.idempotencyKey },
     requestFingerprint({ toolId, appId: app.appId, userId, parameters }),
     run,
-    request.log,
+    request.log(),
   );
   if (!result.ok) {
     return failure(

@@ -45,7 +45,7 @@ export async function authorizationAnswer(
   if (!isOAuthApp(app)) return errorResult(body);
   const flow = await startAuthorization(deps, call.caller.clientId, userId, app, null);
   const message = `Connect ${app.appId} so that the assistant can use ${entry.tool.name} for you.`;
-  call.log.info({ appId: app.appId, era }, 'mcp call needs the user to authorize');
+  call.log().info({ appId: app.appId, era }, 'mcp call needs the user to authorize');
 
   if (era === 'modern') {
     const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;

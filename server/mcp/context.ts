@@ -11,7 +11,8 @@ export interface McpCall {
   /** The tools/call arguments carry an own `__proto__` (parsers drop it; the contract reports it). */
   protoArguments: boolean;
   startedAt: number;
-  log: Logger;
+  /** The request's logger (made on first use). */
+  log: () => Logger;
   /**
    * The outcome, when the direct path (direct-call.ts) already ran the call and hands the answer
    * to the SDK (an authorization round): the MCP server answers it without running it again.

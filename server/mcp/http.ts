@@ -8,6 +8,7 @@ import { BAD_USER_HEADER } from '../calls/checks.ts';
 import { headerValue } from '../context.ts';
 import type { AppDeps } from '../deps.ts';
 import { badHeader } from '../errors.ts';
+import { lazyLogger } from '../logger.ts';
 import { sendError, sendJson } from '../respond.ts';
 import { bodyFailure } from '../rest.ts';
 import { rememberInitialize } from './clients.ts';
@@ -132,18 +133,13 @@ export function createMcpRoute(deps: AppDeps, options: { direct?: boolean } = {}
       );
     }
     const args = rpc.method === 'tools/call' ? rpc.params?.arguments : undefined;
-    let log: McpCall['log'] | undefined;
     const call: McpCall = {
       caller: { principal: principal, clientId },
       userId,
       apps,
       protoArguments: args !== null && typeof args === 'object' && Object.hasOwn(args, '__proto__'),
       startedAt,
-      // Made on first use: most calls never log, and a child logger per request shows in the profile.
-      get log() {
-        log ??= logger.child({ requestId });
-        return log;
-      },
+      log: lazyLogger(logger, requestId),
     };
     const direct = directCalls?.recognize(message, req.headers);
     if (direct) {

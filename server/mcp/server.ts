@@ -60,10 +60,7 @@ export async function runMcpCall(
     earlierIssues: call.protoArguments ? [PROTO_ISSUE] : [],
     apps: call.apps,
     startedAt: call.startedAt,
-    // Read only when the call logs: the request's child logger is made on first use.
-    get log() {
-      return call.log;
-    },
+    log: call.log,
   });
 }
 

@@ -27,7 +27,7 @@ describeBackends('callTool (the core)', (backend) => {
     toolId: 'plain:::getItem',
     parameters: { itemId: 'x' },
     startedAt: performance.now(),
-    log: deps.logger,
+    log: () => deps.logger,
     ...extra,
   });
   const failure = async (who: AdmittedCaller, extra: Partial<CallRequest>) => {

@@ -41,10 +41,7 @@ async function run(ctx: Context, admitted: Admitted, input: ProxyInput): Promise
     idempotencyKey: headerValue(ctx.headers, HEADER.idempotencyKey),
     earlierIssues: admitted.protoParameter ? [PROTO_ISSUE] : [],
     startedAt: ctx.startedAt,
-    // Read only when the call logs (idempotency): the request's child logger is made on first use.
-    get log() {
-      return ctx.log;
-    },
+    log: ctx.log,
     logFields: ctx.logFields,
   });
   if (!outcome.ok) throw new ApiProblem(outcome.error.body, outcome.error.headers);
