@@ -144,7 +144,7 @@ async function runCall(
   const { userId, parameters } = request;
   const run = async (): Promise<RunAnswer> => {
     const seen = new Set<string>();
-    const outcome = redactOutcome(
+    const outcome = redactFailure(
       await authorizeAndRun(
         deps,
         target,
@@ -154,7 +154,7 @@ async function runCall(
         seen,
         report,
       ),
-      new Redactor(seen),
+      seen,
     );
     return outcome.ok
       ? { status: 200, body: outcome.value, outcome }
@@ -193,14 +193,13 @@ async function runCall(
 }
 
 /**
- * No secret the service injected leaves in a relayed body (docs/reference.md "Agent endpoints"): applied before the answer
- * is sent or stored for idempotency, so a replay is as clean as the first answer.
+ * No secret the service injected leaves in a relayed body (docs/reference.md "Agent endpoints"):
+ * applied before the answer is sent or stored for idempotency, so a replay is as clean as the
+ * first answer. A success body was redacted where it was read (run-tool.ts); this is the
+ * `upstream_body` of a 502, of the API or of the token endpoint.
  */
-function redactOutcome(outcome: RunOutcome, redactor: Redactor): RunOutcome {
-  if (redactor.empty) return outcome;
-  if (outcome.ok) return ok({ ...outcome.value, data: redactor.value(outcome.value.data) });
+function redactFailure(outcome: RunOutcome, seen: ReadonlySet<string>): RunOutcome {
+  if (outcome.ok || seen.size === 0 || outcome.error.error !== 'upstream_error') return outcome;
   const body = outcome.error;
-  return body.error === 'upstream_error'
-    ? err({ ...body, upstream_body: redactor.excerpt(body.upstream_body) })
-    : outcome;
+  return err({ ...body, upstream_body: new Redactor(seen).excerpt(body.upstream_body) });
 }

@@ -7,6 +7,8 @@ import { Redactor } from './redact.ts';
 import type { ResolvedTool } from './resolve.ts';
 import { callUpstream, toData } from './upstream.ts';
 
+const BACKSLASH = 0x5c;
+
 export type RunOutcome = Result<ProxySuccess, ErrorBody>;
 
 /** What the upstream did on this call, for the call report (metrics and the request log line). */
@@ -23,7 +25,9 @@ export interface RunLimits {
 
 /**
  * Runs a resolved, authorized, validated call against the upstream and shapes the envelope. A
- * secret of `seen` in the success body is redacted in its bytes, before the body is parsed.
+ * secret of `seen` in the success body is redacted in its bytes, before the body is parsed, and in
+ * the parsed value when the bytes hold a backslash: only a JSON escape (`\u0061…`) can spell a
+ * secret the bytes do not show, and a walk of every value costs what the rest of the call does.
  */
 export async function runTool(
   resolved: ResolvedTool,
@@ -73,9 +77,12 @@ export async function runTool(
   }
   const answer = outcome.value;
   report.upstreamStatus = answer.status;
+  const redactor = new Redactor(seen);
+  const body = redactor.bytes(answer.body);
+  const data = toData(answer.contentType, body);
   return ok({
     ok: true,
-    data: toData(answer.contentType, new Redactor(seen).bytes(answer.body)),
+    data: redactor.empty || !body.includes(BACKSLASH) ? data : redactor.value(data),
     meta: {
       tool_id: toolId,
       duration_ms: Math.round(performance.now() - startedAt),
