@@ -307,30 +307,30 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
         work = Promise.resolve();
         break;
     }
-    work
-      .catch((error: unknown) => {
-        logger.error({ err: error, requestId }, 'unhandled request failure');
-        if (!res.headersSent)
-          sendError(res, apiError('internal_error', 'The server failed to handle this request.'));
-        else res.destroy();
-      })
-      .then(() => {
-        const seconds = (performance.now() - started) / 1000;
-        metrics.observe(route, method, res.statusCode, seconds);
-        // At LOG_LEVEL=warn the line is not written: do not build it either (hot path, issue 14).
-        if (!logger.isLevelEnabled('info')) return;
-        logger.info(
-          {
-            requestId,
-            method,
-            path: target.path,
-            status: res.statusCode,
-            ms: Math.round(seconds * 1000),
-            ...requestLogFields(res),
-          },
-          'request',
-        );
-      });
+    const finished = () => {
+      const seconds = (performance.now() - started) / 1000;
+      metrics.observe(route, method, res.statusCode, seconds);
+      // At LOG_LEVEL=warn the line is not written: do not build it either (hot path, issue 14).
+      if (!logger.isLevelEnabled('info')) return;
+      logger.info(
+        {
+          requestId,
+          method,
+          path: target.path,
+          status: res.statusCode,
+          ms: Math.round(seconds * 1000),
+          ...requestLogFields(res),
+        },
+        'request',
+      );
+    };
+    work.then(finished, (error: unknown) => {
+      logger.error({ err: error, requestId }, 'unhandled request failure');
+      if (!res.headersSent)
+        sendError(res, apiError('internal_error', 'The server failed to handle this request.'));
+      else res.destroy();
+      finished();
+    });
   });
   return server;
 }

@@ -117,16 +117,18 @@ async function handleProcedure(
     logFields: requestLogFields(res),
   });
   const direct = options.direct?.[route.procedurePath];
-  const call = direct
-    ? (input: unknown) => direct(ctx, input)
-    : (route.procedurePath
-        .split('.')
-        .reduce<unknown>(
-          (node, key) => (node as Record<string, unknown>)[key],
-          options.createCaller(ctx),
-        ) as (input: unknown) => Promise<unknown>);
   try {
-    const output = await call(routeInput(route, request.params, request.url, body));
+    const input = routeInput(route, request.params, request.url, body);
+    const output = direct
+      ? await direct(ctx, input)
+      : await (
+          route.procedurePath
+            .split('.')
+            .reduce<unknown>(
+              (node, key) => (node as Record<string, unknown>)[key],
+              options.createCaller(ctx),
+            ) as (input: unknown) => Promise<unknown>
+        )(input);
     sendJson(res, ctx.response.status ?? 200, output, ctx.response.headers);
   } catch (error) {
     const problem = problemBody(error);
@@ -146,9 +148,16 @@ export function routeInput(
   if (route.usesBody) {
     if (body === undefined) return { ...params };
     if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
-    return { ...(body as Record<string, unknown>), ...params };
+    // The parsed body is this request's own: without path parameters it is the input as it is.
+    return isEmpty(params) ? body : { ...(body as Record<string, unknown>), ...params };
   }
   const query: Record<string, string> = {};
   for (const [name, value] of url.searchParams) if (!(name in query)) query[name] = value;
   return { ...query, ...params };
+}
+
+/** No own enumerable key (without building the array of them). */
+function isEmpty(record: Record<string, string>): boolean {
+  for (const _ in record) return false;
+  return true;
 }

@@ -14,7 +14,7 @@ import { err, ok, type Result } from '../result.ts';
 import { authorizeAndRun } from './authorize-and-run.ts';
 import { checkParameters, checkScope, checkUserHeader } from './checks.ts';
 import { Redactor } from './redact.ts';
-import { resolveTool, toolNotFound } from './resolve.ts';
+import { type ResolvedTool, resolveTool, toolNotFound } from './resolve.ts';
 import type { RunOutcome, UpstreamReport } from './run-tool.ts';
 
 /**
@@ -73,6 +73,9 @@ export interface CallRequest {
   logFields?: RequestLogFields;
 }
 
+/** The headers of a fresh answer: none (shared, never written to). */
+const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
 const failure = (body: ErrorBody, headers: Record<string, string> = {}): CallOutcome =>
   err({ body, headers });
 
@@ -113,9 +116,13 @@ export async function callTool(
   report.replayed =
     (outcome.ok ? outcome.value : outcome.error).headers[HEADER.idempotentReplayed] === 'true';
   deps.metrics.recordCall(report);
-  if (request.logFields) {
-    const { toolId, appId, upstreamStatus, upstreamMs, cause } = report;
-    Object.assign(request.logFields, { toolId, appId, upstreamStatus, upstreamMs, cause });
+  const fields = request.logFields;
+  if (fields) {
+    fields.toolId = report.toolId;
+    fields.appId = report.appId;
+    fields.upstreamStatus = report.upstreamStatus;
+    fields.upstreamMs = report.upstreamMs;
+    fields.cause = report.cause;
   }
   return outcome;
 }
@@ -140,34 +147,14 @@ async function runCall(
     checkIdempotencyKey(request.idempotencyKey);
   if (denied) return failure(denied);
 
+  if (request.idempotencyKey === undefined) return settle(await run(deps, caller, target, request, report));
+
   const { toolId, app } = target;
   const { userId, parameters } = request;
-  const run = async (): Promise<RunAnswer> => {
-    const seen = new Set<string>();
-    const outcome = redactFailure(
-      await authorizeAndRun(
-        deps,
-        target,
-        { clientId: caller.clientId, userId },
-        parameters,
-        request.startedAt,
-        seen,
-        report,
-      ),
-      seen,
-    );
-    return outcome.ok
-      ? { status: 200, body: outcome.value, outcome }
-      : { status: statusOf(outcome.error.error), body: outcome.error, outcome };
-  };
-  const settle = ({ outcome }: RunAnswer): CallOutcome =>
-    outcome.ok ? ok({ body: outcome.value, headers: {} }) : failure(outcome.error);
-  if (request.idempotencyKey === undefined) return settle(await run());
-
   const result = await deps.idempotency.run(
     { scope: scopeOf(caller.principal.keyId), key: request.idempotencyKey },
     requestFingerprint({ toolId, appId: app.appId, userId, parameters }),
-    run,
+    () => run(deps, caller, target, request, report),
     request.log(),
   );
   if (!result.ok) {
@@ -190,6 +177,36 @@ async function runCall(
   return answer.status === 200
     ? ok({ body: answer.body as ProxySuccess, headers })
     : failure(answer.body as ErrorBody, headers);
+}
+
+/** Steps 7–9, what idempotency runs at most once: authorization, upstream, envelope. */
+async function run(
+  deps: AppDeps,
+  caller: AdmittedCaller,
+  target: ResolvedTool,
+  request: CallRequest,
+  report: CallReport & UpstreamReport,
+): Promise<RunAnswer> {
+  const seen = new Set<string>();
+  const outcome = redactFailure(
+    await authorizeAndRun(
+      deps,
+      target,
+      { clientId: caller.clientId, userId: request.userId },
+      request.parameters,
+      request.startedAt,
+      seen,
+      report,
+    ),
+    seen,
+  );
+  return outcome.ok
+    ? { status: 200, body: outcome.value, outcome }
+    : { status: statusOf(outcome.error.error), body: outcome.error, outcome };
+}
+
+function settle({ outcome }: RunAnswer): CallOutcome {
+  return outcome.ok ? ok({ body: outcome.value, headers: NO_HEADERS }) : failure(outcome.error);
 }
 
 /**

@@ -55,7 +55,7 @@ export async function callUpstream(
       };
       current = new Exchange(maxBodyBytes, followable);
       const answer = await current.run({
-        origin: url.origin,
+        origin: hop === 0 ? origin : url.origin,
         path: `${url.pathname}${url.search}`,
         method: method as Dispatcher.HttpMethod,
         headers: { 'user-agent': USER_AGENT, ...headers },

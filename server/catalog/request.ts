@@ -119,18 +119,12 @@ export function buildUpstreamRequest(
   if (cookies.length > 0) headers.cookie = cookies.join('; ');
   if (tool.accept !== null) headers.accept = tool.accept;
 
-  const credentials = options.credentials ?? {};
-  for (const [name, value] of Object.entries(credentials.headers ?? {}))
-    setOwn(headers, name.toLowerCase(), value);
-  const credentialQuery = Object.entries(credentials.query ?? {});
-  const replaced = new Set(credentialQuery.map(([name]) => name));
-  const pairs = [
-    ...base.search.slice(1).split('&').filter(Boolean),
-    ...query.flatMap((part) => part.split('&')),
-  ]
-    .filter(Boolean)
-    .filter((pair) => !replaced.has(safeDecode(pair.split('=')[0] ?? '')));
-  for (const [name, value] of credentialQuery) pairs.push(`${encodeStrict(name)}=${encodeStrict(value)}`);
+  const credentials = options.credentials;
+  if (credentials?.headers) {
+    for (const [name, value] of Object.entries(credentials.headers))
+      setOwn(headers, name.toLowerCase(), value);
+  }
+  const pairs = queryPairs(base.search, query, credentials?.query);
 
   const prefix = base.pathname.replace(/\/+$/, '');
   const fullPath = prefix + path;
@@ -149,6 +143,25 @@ export function buildUpstreamRequest(
     return err([{ path: '', message: "The request would leave the operation's URL." }]);
   }
   return ok({ method: tool.method, url, headers, ...(body !== undefined ? { body } : {}) });
+}
+
+/**
+ * The query's `name=value` pairs: the base URL's own, then the call's, then the credential's, which
+ * replace every pair of the same name. Most calls have none of the three (nothing is built then).
+ */
+function queryPairs(
+  baseSearch: string,
+  query: readonly string[],
+  credentialQuery: Record<string, string> | undefined,
+): string[] {
+  if (baseSearch.length <= 1 && query.length === 0 && !credentialQuery) return [];
+  const credentialPairs = Object.entries(credentialQuery ?? {});
+  const replaced = new Set(credentialPairs.map(([name]) => name));
+  const pairs = [...baseSearch.slice(1).split('&'), ...query.flatMap((part) => part.split('&'))].filter(
+    (pair) => pair !== '' && !replaced.has(safeDecode(pair.split('=')[0] ?? '')),
+  );
+  for (const [name, value] of credentialPairs) pairs.push(`${encodeStrict(name)}=${encodeStrict(value)}`);
+  return pairs;
 }
 
 /**
@@ -177,7 +190,10 @@ function expandPath(
       used.push(part);
       expanded += serializePath(part, given.get(part));
     }
-    if (used.length > 0 && expanded.split('/').some((piece) => ['', '.', '..'].includes(piece))) {
+    if (
+      used.length > 0 &&
+      (expanded.includes('/') ? expanded.split('/').some(movesPath) : movesPath(expanded))
+    ) {
       ok = false;
       for (const parameter of used) {
         problem(
@@ -190,6 +206,9 @@ function expandPath(
   });
   return ok ? segments.join('/') : null;
 }
+
+/** An empty, `.` or `..` segment addresses another resource than the operation's. */
+const movesPath = (segment: string) => segment === '' || segment === '.' || segment === '..';
 
 /** A path template segment's parts: literal text (already encoded) or its path parameter (undefined: none). */
 type TemplatePart = string | ToolParameter | undefined;

@@ -1,3 +1,4 @@
+import type { Issue } from '../../../shared/errors.ts';
 import { HEADER } from '../../../shared/headers.ts';
 import {
   type ProxyInput,
@@ -39,7 +40,7 @@ async function run(ctx: Context, admitted: Admitted, input: ProxyInput): Promise
     appId: headerValue(ctx.headers, HEADER.appId),
     userId: headerValue(ctx.headers, HEADER.userId),
     idempotencyKey: headerValue(ctx.headers, HEADER.idempotencyKey),
-    earlierIssues: admitted.protoParameter ? [PROTO_ISSUE] : [],
+    earlierIssues: admitted.protoParameter ? [PROTO_ISSUE] : NO_ISSUES,
     startedAt: ctx.startedAt,
     log: ctx.log,
     logFields: ctx.logFields,
@@ -58,6 +59,7 @@ const limitedProcedure = publicProcedure.use(async function requireAgentWithinRa
   return next({ ctx: await admit(ctx, await getRawInput()) });
 });
 
+const NO_ISSUES: readonly Issue[] = [];
 const PROTO_ISSUE = {
   path: '/__proto__',
   message: 'Unknown parameter "__proto__": the tool has no parameter of that name.',
