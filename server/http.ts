@@ -16,7 +16,14 @@ import { CALLBACK_PATH, COMPLETE_PATH } from './oauth/state.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { sendError, sendJson } from './respond.ts';
 import { bodyFailure, procedureRoutes } from './rest.ts';
-import { createRouteTable, parseTarget, type RouteEntry, type RouteHandler } from './route-table.ts';
+import {
+  createRouteTable,
+  MatchedRequest,
+  parseTarget,
+  type RouteEntry,
+  type RouteHandler,
+  type RouteRequest,
+} from './route-table.ts';
 import { appRouter } from './routers/_app.ts';
 import { serveProxy } from './routers/agent/proxy.ts';
 import { createCallerFactory, problemBody, trpcErrorEnvelope } from './trpc.ts';
@@ -48,9 +55,7 @@ export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
   async function handleTrpc(
     req: IncomingMessage & { body?: unknown },
     res: ServerResponse,
-    path: string,
-    url: URL,
-    requestId: string,
+    { path, url, requestId }: RouteRequest,
   ): Promise<void> {
     // The body checks of REST (415, 413, malformed, nesting deeper than 128), done once here, so
     // tRPC gets a parsed value and no walk of the input can overflow the stack.
@@ -149,7 +154,7 @@ export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
     {
       method: 'GET',
       path: DOCS_ASSETS_PATH,
-      handle: async (_req, res, _url, _requestId, _startedAt, request) => {
+      handle: async (_req, res, request) => {
         const asset = await docsAsset(request.params.file ?? '');
         if (!asset) return sendError(res, apiError('not_found', 'No such path.'));
         res.writeHead(200, {
@@ -176,7 +181,7 @@ export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
       path: CALLBACK_PATH,
       head: false,
       documented: true,
-      handle: async (req, res, url, requestId) => {
+      handle: async (req, res, { url, requestId }) => {
         req.resume();
         const outcome = await handleOAuthCallback(deps, url.searchParams, logger.child({ requestId }));
         const headers = { 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' };
@@ -191,8 +196,7 @@ export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
     {
       method: '*',
       path: `${TRPC_PREFIX}{procedure}`,
-      handle: (req, res, url, requestId, _startedAt, request) =>
-        handleTrpc(req, res, request.path, url, requestId),
+      handle: (req, res, request) => handleTrpc(req, res, request),
     },
     // MCP (docs/reference.md "MCP"): POST only; GET and DELETE (2025 session operations) get the table's 405.
     // The MCP SDK (about 25 MB) loads on the first /mcp request, not at start (idle RSS, issue 14).
@@ -207,7 +211,7 @@ export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
       method: 'GET',
       path: COMPLETE_PATH,
       documented: true,
-      handle: async (req, res, url) => {
+      handle: async (req, res, { url }) => {
         req.resume();
         res.writeHead(200, {
           'content-type': 'text/html; charset=utf-8',
@@ -272,14 +276,7 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
     switch (match.kind) {
       case 'found': {
         route = match.route.path;
-        const request = {
-          url: target.url,
-          path: target.path,
-          params: match.params,
-          requestId,
-          startedAt: started,
-        };
-        work = match.route.handle(req, res, target.url, requestId, started, request);
+        work = match.route.handle(req, res, new MatchedRequest(target, match.params, requestId, started));
         break;
       }
       case 'method_not_allowed':

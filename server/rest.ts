@@ -8,7 +8,7 @@ import type { AppDeps } from './deps.ts';
 import { requestLogFields } from './logger.ts';
 import { ApiProblem } from './problem.ts';
 import { sendError, sendJson } from './respond.ts';
-import type { RouteEntry } from './route-table.ts';
+import type { RouteEntry, RouteRequest } from './route-table.ts';
 import { problemBody } from './trpc.ts';
 
 /**
@@ -81,8 +81,7 @@ export function procedureRoutes(
     method: route.method,
     path: route.template,
     documented: true,
-    handle: (req, res, _url, _requestId, _startedAt, request) =>
-      handleProcedure(deps, options, route, req, res, request),
+    handle: (req, res, request) => handleProcedure(deps, options, route, req, res, request),
   }));
 }
 
@@ -92,7 +91,7 @@ async function handleProcedure(
   route: ProcedureRoute,
   req: IncomingMessage,
   res: ServerResponse,
-  request: { url: URL; params: Record<string, string>; requestId: string; startedAt: number },
+  request: RouteRequest,
 ): Promise<void> {
   let body: unknown;
   if (route.usesBody) {
@@ -118,7 +117,7 @@ async function handleProcedure(
   });
   const direct = options.direct?.[route.procedurePath];
   try {
-    const input = routeInput(route, request.params, request.url, body);
+    const input = routeInput(route, request, body);
     const output = direct
       ? await direct(ctx, input)
       : await (
@@ -139,12 +138,8 @@ async function handleProcedure(
 }
 
 /** The procedure's input: query (first value of each name) or JSON body, with path parameters on top. */
-export function routeInput(
-  route: ProcedureRoute,
-  params: Record<string, string>,
-  url: URL,
-  body: unknown,
-): unknown {
+export function routeInput(route: ProcedureRoute, request: RouteRequest, body: unknown): unknown {
+  const { params } = request;
   if (route.usesBody) {
     if (body === undefined) return { ...params };
     if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
@@ -152,7 +147,8 @@ export function routeInput(
     return isEmpty(params) ? body : { ...(body as Record<string, unknown>), ...params };
   }
   const query: Record<string, string> = {};
-  for (const [name, value] of url.searchParams) if (!(name in query)) query[name] = value;
+  if (request.hasQuery)
+    for (const [name, value] of request.url.searchParams) if (!(name in query)) query[name] = value;
   return { ...query, ...params };
 }
 

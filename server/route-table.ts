@@ -10,27 +10,25 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
  * `/proxyV2`). A `{name}` placeholder matches one non-empty segment, percent-decoded.
  */
 
+/** What the table knows of a request, handed to the route that answers it. */
 export interface RouteRequest {
   /** The query (and the path, as a URL) of the request; route on `path`, never on `url.pathname`. */
-  url: URL;
+  readonly url: URL;
   /** The request target's path, as sent. */
-  path: string;
-  params: Record<string, string>;
-  requestId: string;
+  readonly path: string;
+  /** The target has a query (or fragment): false means `url.search` is empty without parsing it. */
+  readonly hasQuery: boolean;
+  /** The route template's `{name}` values, percent-decoded. */
+  readonly params: Record<string, string>;
+  readonly requestId: string;
   /** performance.now() at arrival. */
-  startedAt: number;
+  readonly startedAt: number;
 }
 
-/**
- * Answers one request. The positional form `(req, res, url, requestId, startedAt)` is kept so a
- * handler written for it drops in; anything it returns is ignored (metrics use the template).
- */
+/** Answers one request; anything it returns is ignored (metrics use the template). */
 export type RouteHandler = (
   req: IncomingMessage,
   res: ServerResponse,
-  url: URL,
-  requestId: string,
-  startedAt: number,
   request: RouteRequest,
 ) => Promise<unknown>;
 
@@ -112,12 +110,61 @@ export function createRouteTable(entries: readonly RouteEntry[]): RouteTable {
   };
 }
 
+/** A request target read as a path; its URL (for the query) is parsed when a handler first asks. */
+export class RequestTarget {
+  #url: URL | undefined;
+
+  constructor(
+    /** The target's path, as sent. */
+    readonly path: string,
+    /** Path and query, origin-form. */
+    private readonly originForm: string,
+    url?: URL,
+  ) {
+    this.#url = url;
+  }
+
+  get hasQuery(): boolean {
+    return this.originForm.length !== this.path.length;
+  }
+
+  get url(): URL {
+    // The authority is given, so a path that begins with `//` stays a path.
+    this.#url ??= new URL(`http://localhost${this.originForm}`);
+    return this.#url;
+  }
+}
+
+/** A request the table matched to a route: the route's view of it. */
+export class MatchedRequest implements RouteRequest {
+  constructor(
+    private readonly target: RequestTarget,
+    readonly params: Record<string, string>,
+    readonly requestId: string,
+    readonly startedAt: number,
+  ) {}
+
+  get path(): string {
+    return this.target.path;
+  }
+
+  get hasQuery(): boolean {
+    return this.target.hasQuery;
+  }
+
+  get url(): URL {
+    return this.target.url;
+  }
+}
+
 /**
  * The request target (RFC 9112 §3.2) as a path and a query. Origin-form (`/a/b?x`) is read as
  * is; absolute-form (`http://host/a/b?x`) loses only its scheme and authority. Anything else
- * (`*`, a bare word) is null: a 400.
+ * (`*`, a bare word) is null: a 400. A target with a query or fragment is parsed as a URL here (and
+ * null when it is none); a bare path always is one, so its URL is left to the first handler that
+ * asks (most never do: /proxyV2 and /mcp read no query).
  */
-export function parseTarget(target: string): { path: string; url: URL } | null {
+export function parseTarget(target: string): RequestTarget | null {
   let rest = target;
   if (!rest.startsWith('/')) {
     const absolute = /^https?:\/\/[^/?#]*/i.exec(rest);
@@ -126,10 +173,9 @@ export function parseTarget(target: string): { path: string; url: URL } | null {
     if (!rest.startsWith('/')) rest = `/${rest}`;
   }
   const end = rest.search(/[?#]/);
-  const path = end === -1 ? rest : rest.slice(0, end);
+  if (end === -1) return new RequestTarget(rest, rest);
   try {
-    // The authority is given, so a path that begins with `//` stays a path.
-    return { path, url: new URL(`http://localhost${rest}`) };
+    return new RequestTarget(rest.slice(0, end), rest, new URL(`http://localhost${rest}`));
   } catch {
     return null;
   }

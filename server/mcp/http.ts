@@ -11,6 +11,7 @@ import { badHeader } from '../errors.ts';
 import { lazyLogger } from '../logger.ts';
 import { sendError, sendJson } from '../respond.ts';
 import { bodyFailure } from '../rest.ts';
+import type { RouteRequest } from '../route-table.ts';
 import { rememberInitialize } from './clients.ts';
 import { MCP_CALL, type McpCall } from './context.ts';
 import { answerDirectCall, DirectCallRecognizer } from './direct-call.ts';
@@ -51,9 +52,7 @@ export function createMcpRoute(deps: AppDeps, options: { direct?: boolean } = {}
   return async function handleMcp(
     req: IncomingMessage,
     res: ServerResponse,
-    url: URL,
-    requestId: string,
-    startedAt: number,
+    request: RouteRequest,
   ): Promise<void> {
     if (!validateHostHeader(headerValue(req.headers, 'host'), allowedHosts).ok) {
       req.resume();
@@ -111,7 +110,8 @@ export function createMcpRoute(deps: AppDeps, options: { direct?: boolean } = {}
       );
     }
 
-    const apps = appsFilter(url.searchParams.getAll('apps'));
+    const { requestId, startedAt } = request;
+    const apps = request.hasQuery ? appsFilter(request.url.searchParams.getAll('apps')) : undefined;
     if (apps === null) {
       const text = 'apps must be a comma-separated list of app ids.';
       return sendError(res, apiError('invalid_request', text, { issues: [{ path: '', message: text }] }));
@@ -162,12 +162,12 @@ export function createMcpRoute(deps: AppDeps, options: { direct?: boolean } = {}
     for (const [name, value] of Object.entries(req.headers)) {
       if (typeof value === 'string') headers.set(name, value);
     }
-    const request = new Request(new URL(`${MCP_PATH}${url.search}`, config.publicUrl), {
+    const webRequest = new Request(new URL(`${MCP_PATH}${request.url.search}`, config.publicUrl), {
       method: 'POST',
       headers,
       signal: abort.signal,
     });
-    const response = await handler.fetch(request, {
+    const response = await handler.fetch(webRequest, {
       parsedBody: message,
       authInfo: {
         token: keyId ?? '',

@@ -146,4 +146,14 @@ describe('parseTarget', () => {
     expect(parseTarget('http://h:1?y=1')?.path).toBe('/');
     expect(parseTarget('*')).toBeNull();
   });
+
+  it('says whether there is a query, and parses a bare path as a URL only when asked', () => {
+    const bare = parseTarget('/proxyV2');
+    expect([bare?.path, bare?.hasQuery]).toEqual(['/proxyV2', false]);
+    expect([bare?.url.pathname, bare?.url.search]).toEqual(['/proxyV2', '']);
+    const queried = parseTarget('/tools?q=a%20b&limit=2');
+    expect([queried?.path, queried?.hasQuery]).toEqual(['/tools', true]);
+    expect(Object.fromEntries(queried?.url.searchParams ?? [])).toEqual({ q: 'a b', limit: '2' });
+    expect(parseTarget('http://h:1/x#frag')?.hasQuery).toBe(true);
+  });
 });

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DirectCallRecognizer } from '../../server/mcp/direct-call.ts';
 import { createMcpRoute } from '../../server/mcp/http.ts';
+import { MatchedRequest, parseTarget, type RequestTarget } from '../../server/route-table.ts';
 import { agentHeaders, provisionAgent, registerApp } from '../support/agent.ts';
 import { type EchoUpstream, startEchoUpstream } from '../support/echo-upstream.ts';
 import { freePort } from '../support/ports.ts';
@@ -128,7 +129,8 @@ describe('answers of the direct path and of the SDK', { timeout: 60_000 }, () =>
 
     const handle = createMcpRoute(server.app.deps, { direct: false });
     sdkOnly = createServer((req, res) => {
-      void handle(req, res, new URL(req.url ?? '/', 'http://127.0.0.1'), 'req-1', performance.now());
+      const target = parseTarget(req.url ?? '/') as RequestTarget;
+      void handle(req, res, new MatchedRequest(target, {}, 'req-1', performance.now()));
     });
     await new Promise<void>((resolve) => sdkOnly.listen(0, '127.0.0.1', resolve));
     sdkUrl = `http://127.0.0.1:${(sdkOnly.address() as AddressInfo).port}`;
