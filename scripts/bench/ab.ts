@@ -1,0 +1,248 @@
+/**
+ * Interleaved A/B of server builds: `npx tsx scripts/bench/ab.ts [options] VARIANT VARIANT…`
+ *
+ * The bench's figures move ±20 % from run to run on a shared VM, more than most single changes
+ * gain; measured in turns within one run, two builds can be compared to a few per cent. Each
+ * VARIANT is `name|bundle folder[|node flags and VAR=value settings, space-separated]`, e.g.
+ *   'before|dist/before' 'after|dist/server' 'semi|dist/server|--max-semi-space-size=32'
+ * A bundle folder is a copy of dist/server (`npm run build`, then `cp -r dist/server dist/before`:
+ * as deep as dist/server, so its relative paths resolve). Every variant gets its own toolgate
+ * (as `npm start` runs it, on a fresh PostgreSQL database, dropped at the end), the bench's app,
+ * client and key; then each round loads every variant in turn (10 connections, 2 s warm-up, then
+ * measured) and reads its CPU per call from /proc. Prints each round and the medians.
+ *
+ * Options: --rounds=3 --duration=8 --target=proxy|mcp --postgres=postgresql://postgres@127.0.0.1:5432/postgres
+ *   --bare   also the bench's bare proxy (scripts/bench/bare-proxy.ts), loaded in turn like the
+ *            others, and every median as a ratio to its median
+ */
+import { type ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { ITEM_ID, ITEM_PATH, OPERATION_ID, upstreamOpenApi } from './fixture.ts';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const TSX = import.meta.resolve('tsx');
+const args = new Map(
+  process.argv
+    .slice(2)
+    .filter((a) => a.startsWith('--'))
+    .map((a) => a.slice(2).split('=') as [string, string]),
+);
+const specs = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const rounds = Number(args.get('rounds') ?? 3);
+const duration = Number(args.get('duration') ?? 8);
+const target = args.get('target') ?? 'proxy';
+const postgres = args.get('postgres') ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+if (specs.length === 0 || !['proxy', 'mcp'].includes(target)) {
+  process.stderr.write(
+    'usage: ab.ts [--rounds=3] [--duration=8] [--target=proxy|mcp] name|bundle[|flags] …\n',
+  );
+  process.exit(2);
+}
+
+const TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS;
+}
+
+const children: ChildProcess[] = [];
+const databases: string[] = [];
+async function withPg(fn: (client: pg.Client) => Promise<unknown>): Promise<void> {
+  const client = new pg.Client(postgres);
+  await client.connect();
+  try {
+    await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+async function cleanUp(): Promise<void> {
+  for (const child of children) child.kill('SIGKILL');
+  await Promise.all(
+    children.map((c) => new Promise((resolve) => c.exitCode !== null || c.once('exit', resolve))),
+  );
+  await withPg(async (client) => {
+    for (const name of databases) await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  });
+}
+
+interface Variant {
+  name: string;
+  pid: number;
+  load: { url: string; headers: Record<string, string>; body: string };
+  results: number[];
+}
+
+async function start(spec: string, upstreamUrl: string): Promise<Variant> {
+  const [name = '', bundle = '', settings = ''] = spec.split('|');
+  const words = settings.split(' ').filter(Boolean);
+  const flags = words.filter((w) => w.startsWith('-'));
+  const env = Object.fromEntries(words.filter((w) => !w.startsWith('-')).map((w) => w.split('=', 2)));
+  const database = `toolgate_ab_${randomBytes(6).toString('hex')}`;
+  await withPg((client) => client.query(`CREATE DATABASE "${database}"`));
+  databases.push(database);
+  const port = 20_000 + Math.floor(Math.random() * 40_000);
+  const admin = `ab-admin-${randomBytes(24).toString('hex')}`;
+  const child = spawn('sh', [path.join(ROOT, 'scripts/start.sh'), path.resolve(bundle), ...flags], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: {
+      ...process.env,
+      PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: `${postgres.replace(/\/[^/]*$/, '')}/${database}`,
+      TOOLGATE_ADMIN_KEY: admin,
+      LOCAL_KEK: randomBytes(32).toString('base64'),
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_KEY_PER_MIN: '0',
+      ...env,
+    },
+  });
+  children.push(child);
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i += 1) {
+    if (child.exitCode !== null || i > 600) throw new Error(`${name}: toolgate did not start`);
+    if (
+      await fetch(`${url}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const adminCall = async (method: string, route: string, body: unknown) => {
+    const reply = await fetch(`${url}${route}`, {
+      method,
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const json = (await reply.json()) as Record<string, string>;
+    if (!reply.ok) throw new Error(`${name}: ${method} ${route}: ${JSON.stringify(json)}`);
+    return json;
+  };
+  const { clientId = '' } = await adminCall('POST', '/admin/clients', { name: 'ab' });
+  const { apiKey = '' } = await adminCall('POST', `/admin/clients/${clientId}/api-keys`, {
+    name: 'ab',
+    scopes: ['tools:execute'],
+  });
+  await adminCall('PUT', '/admin/apps/bench', {
+    provider: 'bench.local',
+    baseUrl: upstreamUrl,
+    openapi: upstreamOpenApi(upstreamUrl),
+    auth: { type: 'none' },
+  });
+  const headers = {
+    authorization: `Bearer ${apiKey}`,
+    'x-service-client-id': clientId,
+    'content-type': 'application/json',
+  };
+  const tool = `bench__${OPERATION_ID}`;
+  const load =
+    target === 'mcp'
+      ? {
+          url: `${url}/mcp`,
+          headers: {
+            ...headers,
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': '2026-07-28',
+            'mcp-method': 'tools/call',
+            'mcp-name': tool,
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'tools/call',
+            params: {
+              name: tool,
+              arguments: { itemId: ITEM_ID },
+              _meta: {
+                'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+                'io.modelcontextprotocol/clientInfo': { name: 'toolgate-ab', version: '1' },
+                'io.modelcontextprotocol/clientCapabilities': {},
+              },
+            },
+          }),
+        }
+      : {
+          url: `${url}/proxyV2`,
+          headers,
+          body: JSON.stringify({ toolId: `bench:::${OPERATION_ID}`, parameters: { itemId: ITEM_ID } }),
+        };
+  const check = await fetch(load.url, { method: 'POST', headers: load.headers, body: load.body });
+  if (check.status !== 200) throw new Error(`${name}: ${check.status} ${await check.text()}`);
+  return { name, pid: child.pid as number, load, results: [] };
+}
+
+const run = (variant: Variant, seconds: number) =>
+  autocannon({
+    ...variant.load,
+    method: variant.load.body === '' ? 'GET' : 'POST',
+    connections: 10,
+    duration: seconds,
+  });
+
+/** The bench's bare pass-through proxy in front of the same upstream, as a variant. */
+async function bare(upstreamUrl: string): Promise<Variant> {
+  const child = fork(path.join(ROOT, 'scripts/bench/bare-proxy.ts'), [upstreamUrl, 'undici'], {
+    execArgv: ['--import', TSX],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  children.push(child);
+  const url = await new Promise<string>((resolve) =>
+    child.once('message', (m: { url: string }) => resolve(m.url)),
+  );
+  const load = { url: `${url}${ITEM_PATH}`, headers: { accept: 'application/json' }, body: '' };
+  return { name: 'bare', pid: child.pid as number, load, results: [] };
+}
+
+async function main(): Promise<void> {
+  const upstream = fork(path.join(ROOT, 'scripts/bench/upstream.ts'), [], {
+    execArgv: ['--import', TSX],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  children.push(upstream);
+  const upstreamUrl = await new Promise<string>((resolve) =>
+    upstream.once('message', (m: { url: string }) => resolve(m.url)),
+  );
+  const variants: Variant[] = args.has('bare') ? [await bare(upstreamUrl)] : [];
+  for (const spec of specs) variants.push(await start(spec, upstreamUrl));
+  for (const variant of variants) await run(variant, 4);
+  for (let round = 1; round <= rounds; round += 1) {
+    for (const variant of variants) {
+      await run(variant, 2);
+      const before = cpuMs(variant.pid);
+      const result = await run(variant, duration);
+      const us = ((cpuMs(variant.pid) - before) * 1000) / result.requests.total;
+      if (result.non2xx || result.errors)
+        throw new Error(`${variant.name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+      variant.results.push(us);
+      console.log(
+        `round ${round} ${variant.name.padEnd(12)} ${Math.round(result.requests.average)} req/s  ${us.toFixed(1)} µs/call  load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}`,
+      );
+    }
+  }
+  const median = (values: number[]) =>
+    [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+  const bareMedian = args.has('bare') ? median((variants[0] as Variant).results) : undefined;
+  for (const { name, results } of variants) {
+    const ratio = bareMedian ? `  ${(median(results) / bareMedian).toFixed(2)}× bare` : '';
+    console.log(
+      `${name.padEnd(12)} median ${median(results).toFixed(1)} µs/call${ratio}  (${results.map((r) => r.toFixed(0)).join(' ')})`,
+    );
+  }
+}
+
+main()
+  .catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  })
+  .finally(cleanUp);
