@@ -35,8 +35,6 @@ export async function authorizeAndRun(
     maxBodyBytes: deps.config.maxUpstreamBodyBytes,
   };
   if (!isOAuthApp(app)) {
-    if (app.auth.type !== 'api_key')
-      return runTool(resolved, parameters, {}, startedAt, limits, seen, report);
     const credentials = await serviceCredentials(app);
     for (const values of [credentials.headers, credentials.query]) {
       if (values) for (const value of Object.values(values)) seen.add(value);

@@ -29,6 +29,19 @@ export function checkParameters(
   });
 }
 
+const PROTO_ISSUES: readonly Issue[] = [
+  { path: '/__proto__', message: 'Unknown parameter "__proto__": the tool has no parameter of that name.' },
+];
+const NO_ISSUES: readonly Issue[] = [];
+
+/**
+ * The issues of parameters an adapter's parser dropped before the core saw them: an own
+ * `__proto__` (a pollution guard drops it; the contract still reports the unknown name).
+ */
+export function droppedParameterIssues(protoParameter: boolean): readonly Issue[] {
+  return protoParameter ? PROTO_ISSUES : NO_ISSUES;
+}
+
 /** The one message for a malformed X-Service-User-Id, on every surface (REST, tRPC, MCP). */
 export const BAD_USER_HEADER = `${USER_HEADER} must be 1 to 256 characters, none of them a control character.`;
 

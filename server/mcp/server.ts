@@ -8,6 +8,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { ErrorBody } from '../../shared/errors.ts';
 import { admitCall, type CallOutcome, callTool } from '../calls/call-tool.ts';
+import { droppedParameterIssues } from '../calls/checks.ts';
 import type { AppDeps } from '../deps.ts';
 import { authorizationAnswer } from './authorization.ts';
 import { findMcpTool, mcpCatalog, mcpTool } from './catalog.ts';
@@ -18,11 +19,6 @@ import { errorResult, successResult } from './results.ts';
 /** Tools per `tools/list` page; the client follows `nextCursor` for the rest. */
 export const TOOLS_PAGE_SIZE = 100;
 export const SERVER_INFO = { name: 'toolgate', version: '0.1.0' };
-
-const PROTO_ISSUE = {
-  path: '/__proto__',
-  message: 'Unknown parameter "__proto__": the tool has no parameter of that name.',
-};
 
 /** Cursors are opaque to clients: base64url of the offset, checked on the way back. */
 function encodeCursor(offset: number): string {
@@ -57,7 +53,7 @@ export async function runMcpCall(
     userId: call.userId,
     // The retries of one authorization round share a key: the tool runs once, on any server.
     idempotencyKey: previous ? `mcp:${previous.n}` : undefined,
-    earlierIssues: call.protoArguments ? [PROTO_ISSUE] : [],
+    earlierIssues: droppedParameterIssues(call.protoArguments),
     apps: call.apps,
     startedAt: call.startedAt,
     log: call.log,

@@ -1,4 +1,3 @@
-import type { Issue } from '../../../shared/errors.ts';
 import { HEADER } from '../../../shared/headers.ts';
 import {
   type ProxyInput,
@@ -8,6 +7,7 @@ import {
 } from '../../../shared/schemas/agent.ts';
 import { proxyHeaders } from '../../../shared/schemas/headers.ts';
 import { type AdmittedCaller, admitCall, callTool } from '../../calls/call-tool.ts';
+import { droppedParameterIssues } from '../../calls/checks.ts';
 import { type Context, headerValue } from '../../context.ts';
 import { ApiProblem } from '../../problem.ts';
 import { authenticateAgent, inputProblem, publicProcedure } from '../../trpc.ts';
@@ -40,7 +40,7 @@ async function run(ctx: Context, admitted: Admitted, input: ProxyInput): Promise
     appId: headerValue(ctx.headers, HEADER.appId),
     userId: headerValue(ctx.headers, HEADER.userId),
     idempotencyKey: headerValue(ctx.headers, HEADER.idempotencyKey),
-    earlierIssues: admitted.protoParameter ? [PROTO_ISSUE] : NO_ISSUES,
+    earlierIssues: droppedParameterIssues(admitted.protoParameter),
     startedAt: ctx.startedAt,
     log: ctx.log,
     logFields: ctx.logFields,
@@ -58,12 +58,6 @@ const limitedProcedure = publicProcedure.use(async function requireAgentWithinRa
 }) {
   return next({ ctx: await admit(ctx, await getRawInput()) });
 });
-
-const NO_ISSUES: readonly Issue[] = [];
-const PROTO_ISSUE = {
-  path: '/__proto__',
-  message: 'Unknown parameter "__proto__": the tool has no parameter of that name.',
-};
 
 /**
  * POST /proxyV2: a thin adapter over the tool-call core (server/calls). Key, client and rate limit
