@@ -36,7 +36,7 @@ abstract class Family<N extends string, S> {
    * The series of these labels. `key` names them uniquely (the caller builds it from the values it
    * already holds); `labels` is called once, when the series is new.
    */
-  protected seriesOf(key: string, labels: () => Labels<N>): S {
+  series(key: string, labels: () => Labels<N>): S {
     let series = this.#series.get(key);
     if (series === undefined) {
       series = { labels: labels(), data: this.create() };
@@ -78,10 +78,6 @@ export interface CounterSeries {
 
 export class CounterFamily<N extends string> extends Family<N, CounterSeries> {
   readonly type = 'counter';
-
-  series(key: string, labels: () => Labels<N>): CounterSeries {
-    return this.seriesOf(key, labels);
-  }
 
   protected create(): CounterSeries {
     return { value: 0 };
@@ -125,10 +121,6 @@ export class HistogramFamily<N extends string> extends Family<N, HistogramSeries
     registry: Registry,
   ) {
     super(name, help, registry);
-  }
-
-  series(key: string, labels: () => Labels<N>): HistogramSeries {
-    return this.seriesOf(key, labels);
   }
 
   protected create(): HistogramSeries {
