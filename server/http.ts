@@ -55,8 +55,9 @@ export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
   async function handleTrpc(
     req: IncomingMessage & { body?: unknown },
     res: ServerResponse,
-    { path, url, requestId }: RouteRequest,
+    request: RouteRequest,
   ): Promise<void> {
+    const { path, requestId } = request;
     // The body checks of REST (415, 413, malformed, nesting deeper than 128), done once here, so
     // tRPC gets a parsed value and no walk of the input can overflow the stack.
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -70,7 +71,7 @@ export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
       }
       req.body = read.value;
     } else {
-      const input = url.searchParams.get('input');
+      const input = request.hasQuery ? request.url.searchParams.get('input') : null;
       if (input !== null && nestsTooDeep(input)) {
         const body = bodyFailure('too_deep', config.maxBodyBytes);
         sendJson(res, statusOf(body.error), trpcErrorEnvelope(body));
