@@ -40,7 +40,16 @@ import { fileURLToPath } from 'node:url';
 import autocannon, { type Instance } from 'autocannon';
 import pg from 'pg';
 import { DEFAULT_COMPILER_LIMITS } from '../server/catalog/compiler.ts';
-import { EXPECTED_BODY, ITEM_ID, ITEM_PATH, OPERATION_ID, upstreamOpenApi } from './bench/fixture.ts';
+import {
+  EXPECTED_BODY,
+  ITEM_ID,
+  ITEM_PATH,
+  MCP_VERSION,
+  mcpToolCall,
+  OPERATION_ID,
+  upstreamOpenApi,
+} from './bench/fixture.ts';
+import { cpuMs } from './bench/proc.ts';
 import { formatSummary, readProfile, summarizeProfile } from './bench/profile-summary.ts';
 import { measureStartup, startupTable } from './bench/startup.ts';
 
@@ -50,7 +59,6 @@ const APP_ID = 'bench';
 /** The same upstream as an oauth2 app, with a grant seeded through a real initiate → callback. */
 const OAUTH_APP_ID = 'bench-oauth';
 const OAUTH_USER = 'bench-user';
-const MCP_VERSION = '2026-07-28';
 const CHILD_START_MS = 30_000;
 const TOOLGATE_START_MS = 120_000;
 const STOP_MS = 10_000;
@@ -164,23 +172,6 @@ function procStatus(pid: number, field: 'VmRSS' | 'VmHWM'): number | null {
   try {
     const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) * 1024 : null;
-  } catch {
-    return null;
-  }
-}
-
-let clockTicks = 100;
-try {
-  clockTicks =
-    Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8', timeout: 2_000 }).trim()) || 100;
-} catch {}
-
-/** User + system CPU time of a process so far, in ms. */
-function cpuMs(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
   } catch {
     return null;
   }
@@ -585,31 +576,13 @@ async function oauthTarget(
  * with the headers and `_meta` the official v2 client sends.
  */
 function mcpTarget(label: string, base: Target): Target {
+  const call = mcpToolCall(`${APP_ID}__${OPERATION_ID}`);
   return {
     ...base,
     label,
     url: base.url.replace(/\/proxyV2$/, '/mcp'),
-    headers: {
-      ...base.headers,
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': MCP_VERSION,
-      'mcp-method': 'tools/call',
-      'mcp-name': `${APP_ID}__${OPERATION_ID}`,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: {
-        name: `${APP_ID}__${OPERATION_ID}`,
-        arguments: { itemId: ITEM_ID },
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': MCP_VERSION,
-          'io.modelcontextprotocol/clientInfo': { name: 'toolgate-bench', version: '1' },
-          'io.modelcontextprotocol/clientCapabilities': {},
-        },
-      },
-    }),
+    headers: { ...base.headers, ...call.headers },
+    body: call.body,
     check: checkMcp,
   };
 }

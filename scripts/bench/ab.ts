@@ -15,14 +15,15 @@
  *   --bare   also the bench's bare proxy (scripts/bench/bare-proxy.ts), loaded in turn like the
  *            others, and every median as a ratio to its median
  */
-import { type ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
+import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { ITEM_ID, ITEM_PATH, OPERATION_ID, upstreamOpenApi } from './fixture.ts';
+import { ITEM_ID, ITEM_PATH, mcpToolCall, OPERATION_ID, upstreamOpenApi } from './fixture.ts';
+import { cpuMs } from './proc.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const TSX = import.meta.resolve('tsx');
@@ -42,13 +43,6 @@ if (specs.length === 0 || !['proxy', 'mcp'].includes(target)) {
     'usage: ab.ts [--rounds=3] [--duration=8] [--target=proxy|mcp] name|bundle[|flags] …\n',
   );
   process.exit(2);
-}
-
-const TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS;
 }
 
 const children: ChildProcess[] = [];
@@ -145,32 +139,10 @@ async function start(spec: string, upstreamUrl: string): Promise<Variant> {
     'content-type': 'application/json',
   };
   const tool = `bench__${OPERATION_ID}`;
+  const mcpCall = mcpToolCall(tool);
   const load =
     target === 'mcp'
-      ? {
-          url: `${url}/mcp`,
-          headers: {
-            ...headers,
-            accept: 'application/json, text/event-stream',
-            'mcp-protocol-version': '2026-07-28',
-            'mcp-method': 'tools/call',
-            'mcp-name': tool,
-          },
-          body: JSON.stringify({
-            jsonrpc: '2.0',
-            id: 1,
-            method: 'tools/call',
-            params: {
-              name: tool,
-              arguments: { itemId: ITEM_ID },
-              _meta: {
-                'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-                'io.modelcontextprotocol/clientInfo': { name: 'toolgate-ab', version: '1' },
-                'io.modelcontextprotocol/clientCapabilities': {},
-              },
-            },
-          }),
-        }
+      ? { url: `${url}/mcp`, headers: { ...headers, ...mcpCall.headers }, body: mcpCall.body }
       : {
           url: `${url}/proxyV2`,
           headers,
@@ -179,6 +151,12 @@ async function start(spec: string, upstreamUrl: string): Promise<Variant> {
   const check = await fetch(load.url, { method: 'POST', headers: load.headers, body: load.body });
   if (check.status !== 200) throw new Error(`${name}: ${check.status} ${await check.text()}`);
   return { name, pid: child.pid as number, load, results: [] };
+}
+
+function processCpuMs(variant: Variant): number {
+  const ms = cpuMs(variant.pid);
+  if (ms === null) throw new Error(`${variant.name}: its process is gone`);
+  return ms;
 }
 
 const run = (variant: Variant, seconds: number) =>
@@ -218,9 +196,9 @@ async function main(): Promise<void> {
   for (let round = 1; round <= rounds; round += 1) {
     for (const variant of variants) {
       await run(variant, 2);
-      const before = cpuMs(variant.pid);
+      const before = processCpuMs(variant);
       const result = await run(variant, duration);
-      const us = ((cpuMs(variant.pid) - before) * 1000) / result.requests.total;
+      const us = ((processCpuMs(variant) - before) * 1000) / result.requests.total;
       if (result.non2xx || result.errors)
         throw new Error(`${variant.name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
       variant.results.push(us);

@@ -57,3 +57,35 @@ export function upstreamOpenApi(baseUrl: string): Record<string, unknown> {
     },
   };
 }
+
+/** The MCP revision the bench's `/mcp` loads speak. */
+export const MCP_VERSION = '2026-07-28';
+
+/**
+ * A plain 2026-07-28 `tools/call` of the bench's tool over `/mcp` (what the direct path serves):
+ * the headers to add to the agent's own, and the body.
+ */
+export function mcpToolCall(tool: string): { headers: Record<string, string>; body: string } {
+  return {
+    headers: {
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': MCP_VERSION,
+      'mcp-method': 'tools/call',
+      'mcp-name': tool,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name: tool,
+        arguments: { itemId: ITEM_ID },
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': MCP_VERSION,
+          'io.modelcontextprotocol/clientInfo': { name: 'toolgate-bench', version: '1' },
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    }),
+  };
+}
