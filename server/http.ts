@@ -15,6 +15,7 @@ import { renderCompletePage } from './oauth/complete-page.ts';
 import { CALLBACK_PATH, COMPLETE_PATH } from './oauth/state.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { sendError, sendJson } from './respond.ts';
+import { ToolgateResponse } from './response.ts';
 import { bodyFailure, procedureRoutes } from './rest.ts';
 import {
   createRouteTable,
@@ -254,11 +255,11 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
   const { logger } = deps;
   const table = createRouteTable(createRoutes(deps, metrics));
 
-  const server = createServer({ keepAliveTimeout: 5_000 }, (req, res) => {
+  const server = createServer({ keepAliveTimeout: 5_000, ServerResponse: ToolgateResponse }, (req, res) => {
     const started = performance.now();
     const incoming = req.headers[HEADER.requestId];
     const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    res.setHeader('x-request-id', requestId);
+    res.requestId = requestId;
     const method = req.method ?? 'GET';
     const target = parseTarget(req.url ?? '/');
     if (!target) {

@@ -1,8 +1,8 @@
-import type { ServerResponse } from 'node:http';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { type ErrorBody, statusOf } from '../shared/errors.ts';
 import { requestLogFields } from './logger.ts';
 
-/** Writes a JSON answer with its length. */
+/** Writes a JSON answer with its length, and `headers` besides. */
 export function sendJson(
   res: ServerResponse,
   status: number,
@@ -10,11 +10,13 @@ export function sendJson(
   headers: Record<string, string> = {},
 ): void {
   const payload = JSON.stringify(body);
-  res.writeHead(status, {
-    ...headers,
+  // A literal plus a loop, not a spread: cheaper to build and to write (see response.ts).
+  const all: OutgoingHttpHeaders = {
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(payload),
-  });
+  };
+  for (const name in headers) all[name] = headers[name];
+  res.writeHead(status, all);
   res.end(payload);
 }
 

@@ -32,6 +32,30 @@ describeBackends('HTTP surface', (backend) => {
     expect(server.logs.join('')).toContain('"requestId":"trace-123"');
   });
 
+  it('puts X-Request-Id once on the answers of every kind of writer', async () => {
+    const writers: Array<[string, string, { raw?: string; headers?: Record<string, string> }?]> = [
+      ['GET', '/healthz'], // sendJson
+      ['HEAD', '/healthz'], // a HEAD answered by a GET route
+      ['POST', '/healthz'], // 405 with Allow, written before any handler
+      ['GET', '/nope'], // 404
+      ['GET', '/metrics'], // writeHead with headers of its own
+      ['GET', '/docs'],
+      ['GET', '/'], // 302
+      ['GET', '/trpc/nope'], // tRPC's adapter, which sets its headers one by one
+      ['POST', '/mcp', { raw: '{}', headers: { 'content-type': 'application/json' } }], // the MCP route
+      ['POST', '/proxyV2', { raw: 'x'.repeat(4096), headers: { 'content-type': 'application/json' } }], // 413
+    ];
+    for (const [index, [method, path, options]] of writers.entries()) {
+      const id = `trace-${index}`;
+      const reply = await call(server.url, method, path, {
+        ...options,
+        headers: { ...options?.headers, 'x-request-id': id },
+        redirect: 'manual',
+      });
+      expect({ method, path, id: reply.headers.get('x-request-id') }).toEqual({ method, path, id });
+    }
+  });
+
   it('answers 404 not_found for an unknown path', async () => {
     for (const path of ['/nope', '/admin', '/admin/clients/x/y/z', '/proxyV3']) {
       const reply = await call(server.url, 'GET', path);
