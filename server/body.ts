@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { essence } from './catalog/media.ts';
 import { readUpTo } from './read-stream.ts';
 import { err, ok, type Result } from './result.ts';
 
@@ -12,7 +13,7 @@ export const MAX_JSON_DEPTH = 128;
 /** `application/json`, with or without parameters such as charset. */
 export function isJsonMediaType(contentType: string | undefined): boolean {
   if (!contentType) return false;
-  return contentType.split(';', 1)[0]?.trim().toLowerCase() === 'application/json';
+  return essence(contentType) === 'application/json';
 }
 
 export function hasBody(req: IncomingMessage): boolean {

@@ -1,4 +1,5 @@
 import { type Dispatcher, getGlobalDispatcher } from 'undici';
+import { essence } from '../catalog/media.ts';
 import type { UpstreamRequest } from '../catalog/request.ts';
 import { LIMITS } from '../config.ts';
 import { excerpt } from '../excerpt.ts';
@@ -260,7 +261,7 @@ function safeUrl(location: string, base: URL): URL | null {
 /** `data` of the success envelope: JSON, text, base64 object, or null when empty. */
 export function toData(contentType: string | null, body: Buffer): unknown {
   if (body.length === 0) return null;
-  const mediaType = contentType?.split(';', 1)[0]?.trim().toLowerCase() ?? '';
+  const mediaType = contentType === null ? '' : essence(contentType);
   if (mediaType === 'application/json' || mediaType.endsWith('+json')) {
     try {
       return JSON.parse(body.toString('utf8'));

@@ -8,7 +8,8 @@ import type { BodyKind, JsonObject, JsonSchema } from './types.ts';
 
 /** The media type without parameters, lower-cased: `Application/JSON; charset=utf-8` → `application/json`. */
 export function essence(mediaType: string): string {
-  return (mediaType.split(';')[0] ?? '').trim().toLowerCase();
+  const end = mediaType.indexOf(';');
+  return (end === -1 ? mediaType : mediaType.slice(0, end)).trim().toLowerCase();
 }
 
 export function isJsonMediaType(mediaType: string): boolean {
