@@ -11,9 +11,13 @@
  * client and key; then each round loads every variant in turn (10 connections, 2 s warm-up, then
  * measured) and reads its CPU per call from /proc. Prints each round and the medians.
  *
- * Options: --rounds=3 --duration=8 --target=proxy|mcp --postgres=postgresql://postgres@127.0.0.1:5432/postgres
+ * Options: --rounds=3 --duration=8 --warmup=2 --target=proxy|mcp --postgres=postgresql://postgres@127.0.0.1:5432/postgres
  *   --bare   also the bench's bare proxy (scripts/bench/bare-proxy.ts), loaded in turn like the
  *            others, and every median as a ratio to its median
+ * Each round starts with the next variant in turn (no variant always runs first). Besides the
+ * medians, it prints the median of each round's ratio to the first variant (the bare proxy with
+ * --bare): the machine's speed drifts over minutes, and a ratio of neighbours in time cancels the
+ * drift, so many short rounds (`--rounds=20 --duration=2 --warmup=0`) measure a ratio best.
  */
 import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -36,6 +40,7 @@ const args = new Map(
 const specs = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const rounds = Number(args.get('rounds') ?? 3);
 const duration = Number(args.get('duration') ?? 8);
+const warmup = Number(args.get('warmup') ?? 2);
 const target = args.get('target') ?? 'proxy';
 const postgres = args.get('postgres') ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 if (specs.length === 0 || !['proxy', 'mcp'].includes(target)) {
@@ -194,8 +199,9 @@ async function main(): Promise<void> {
   for (const spec of specs) variants.push(await start(spec, upstreamUrl));
   for (const variant of variants) await run(variant, 4);
   for (let round = 1; round <= rounds; round += 1) {
-    for (const variant of variants) {
-      await run(variant, 2);
+    const turn = (round - 1) % variants.length;
+    for (const variant of [...variants.slice(turn), ...variants.slice(0, turn)]) {
+      if (warmup > 0) await run(variant, warmup);
       const before = processCpuMs(variant);
       const result = await run(variant, duration);
       const us = ((processCpuMs(variant) - before) * 1000) / result.requests.total;
@@ -210,10 +216,12 @@ async function main(): Promise<void> {
   const median = (values: number[]) =>
     [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
   const bareMedian = args.has('bare') ? median((variants[0] as Variant).results) : undefined;
+  const reference = variants[0] as Variant;
   for (const { name, results } of variants) {
     const ratio = bareMedian ? `  ${(median(results) / bareMedian).toFixed(2)}× bare` : '';
+    const paired = median(results.map((us, round) => us / (reference.results[round] as number)));
     console.log(
-      `${name.padEnd(12)} median ${median(results).toFixed(1)} µs/call${ratio}  (${results.map((r) => r.toFixed(0)).join(' ')})`,
+      `${name.padEnd(12)} median ${median(results).toFixed(1)} µs/call${ratio}  per-round ratio to ${reference.name} ${paired.toFixed(2)}×  (${results.map((r) => r.toFixed(0)).join(' ')})`,
     );
   }
 }
