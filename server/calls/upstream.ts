@@ -1,4 +1,4 @@
-import { type Dispatcher, getGlobalDispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { essence } from '../catalog/media.ts';
 import type { UpstreamRequest } from '../catalog/request.ts';
 import { LIMITS } from '../config.ts';
@@ -26,6 +26,13 @@ const MAX_REDIRECTS = 5;
 /** Some APIs (GitHub's among them) refuse requests without a User-Agent. */
 const USER_AGENT = 'toolgate/0.1';
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+/**
+ * Upstream connections, from the undici this package pins. Not undici's global dispatcher: the
+ * first global `fetch()` in the process installs Node's own bundled undici there, so which undici
+ * carried the calls (and its cost) depended on the Node line and on what ran first (issue 14).
+ */
+const dispatcher = new Agent();
 
 /**
  * Calls the upstream with undici's dispatcher and a handler of our own (no fetch, no promise
@@ -138,7 +145,7 @@ class Exchange implements Dispatcher.DispatchHandlers {
     return new Promise((resolve) => {
       this.#settle = resolve;
       try {
-        getGlobalDispatcher().dispatch(options, this);
+        dispatcher.dispatch(options, this);
       } catch (error) {
         this.#finish(err(error as Error));
       }

@@ -3,6 +3,7 @@
  * contract's order of checks, against the real server and the real upstream fixture.
  * The rate limit row lives in rate-limit.test.ts (it needs a server of its own).
  */
+import { type Dispatcher, getGlobalDispatcher, setGlobalDispatcher, Agent as UndiciAgent } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Agent, provisionAgent, proxy, registerApp } from '../support/agent.ts';
 import { describeBackends } from '../support/db.ts';
@@ -116,6 +117,33 @@ describeBackends('POST /proxyV2', (backend) => {
       expect(Number.isInteger(reply.body.meta.duration_ms)).toBe(true);
       expect(reply.body.meta.duration_ms).toBeGreaterThanOrEqual(0);
       expect(upstream.requests.map((r) => [r.method, r.url])).toEqual([['GET', '/v1/items/42']]);
+    });
+
+    it("calls the upstream over connections of its own, not the process's global dispatcher", async () => {
+      // The first global fetch() puts Node's bundled undici there: which undici carried the calls
+      // (and what they cost) depended on the Node line and on what had run first.
+      const seen: string[] = [];
+      class Recording extends UndiciAgent {
+        override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandlers) {
+          seen.push(String(options.origin));
+          return super.dispatch(options, handler);
+        }
+      }
+      const previous = getGlobalDispatcher();
+      const recording = new Recording();
+      setGlobalDispatcher(recording);
+      try {
+        const reply = await run('demo:::getItem', { itemId: '42' });
+        expect([reply.status, reply.body]).toEqual([
+          200,
+          success('demo:::getItem', { id: '42', title: 'An item' }),
+        ]);
+        expect(upstream.requests.map((r) => r.url)).toEqual(['/v1/items/42']);
+        expect(seen.filter((origin) => origin === upstream.origin)).toEqual([]);
+      } finally {
+        setGlobalDispatcher(previous);
+        await recording.close();
+      }
     });
 
     it('answers 200 for any 2xx upstream status, with the created body', async () => {
