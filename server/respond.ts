@@ -1,8 +1,8 @@
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import { type ErrorBody, statusOf } from '../shared/errors.ts';
 import { requestLogFields } from './logger.ts';
 
-/** Writes a JSON answer with its length, and `headers` besides. */
+/** Writes a JSON answer with its length. */
 export function sendJson(
   res: ServerResponse,
   status: number,
@@ -10,13 +10,11 @@ export function sendJson(
   headers: Record<string, string> = {},
 ): void {
   const payload = JSON.stringify(body);
-  // A literal plus a loop, not a spread: cheaper to build and to write (see response.ts).
-  const all: OutgoingHttpHeaders = {
+  res.writeHead(status, {
+    ...headers,
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(payload),
-  };
-  for (const name in headers) all[name] = headers[name];
-  res.writeHead(status, all);
+  });
   res.end(payload);
 }
 
