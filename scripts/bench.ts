@@ -52,6 +52,7 @@ import {
 import { cpuMs } from './bench/proc.ts';
 import { formatSummary, readProfile, summarizeProfile } from './bench/profile-summary.ts';
 import { measureStartup, startupTable } from './bench/startup.ts';
+import { median } from './bench/stats.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const TSX = import.meta.resolve('tsx');
@@ -829,15 +830,6 @@ function cpuTable(
 
 // ---------------------------------------------------------------------------------------------
 // Main
-
-function median(values: number[]): number {
-  const sorted = values.filter((v) => !Number.isNaN(v)).sort((x, y) => x - y);
-  if (sorted.length === 0) return Number.NaN;
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2
-    ? (sorted[mid] as number)
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-}
 
 /** Rounds of one target folded into one row: medians of the figures, sums of the counts, the highest RSS. */
 function fold(runs: Measurement[]): Measurement & { rpsRange: [number, number] } {

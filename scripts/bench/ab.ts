@@ -28,6 +28,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { ITEM_ID, ITEM_PATH, mcpToolCall, OPERATION_ID, upstreamOpenApi } from './fixture.ts';
 import { cpuMs } from './proc.ts';
+import { median } from './stats.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const TSX = import.meta.resolve('tsx');
@@ -213,8 +214,6 @@ async function main(): Promise<void> {
       );
     }
   }
-  const median = (values: number[]) =>
-    [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
   const bareMedian = args.has('bare') ? median((variants[0] as Variant).results) : undefined;
   const reference = variants[0] as Variant;
   for (const { name, results } of variants) {
