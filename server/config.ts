@@ -129,6 +129,17 @@ export const LIMITS = {
   apiKeyFailureWindowMs: 60_000,
   refreshSkewMs: 60_000,
   shutdownGraceMs: 10_000,
+  /**
+   * Calls in one tRPC batch (docs/reference.md "Limits"): without a cap one request of 200
+   * `tools.list` calls held a server for a minute and grew it past 1.8 GB (issue 23).
+   */
+  trpcMaxBatch: 10,
+  /**
+   * Bytes of tool definitions (schema text and description) in one `/tools` page: a page ends at
+   * `limit` tools or at this size, whichever comes first, with a `next_cursor` (Kubernetes' tools
+   * reach 66 KB each, so 1,000 of them would be tens of megabytes in one answer).
+   */
+  toolsPageBytes: 4 * 1024 * 1024,
 } as const;
 
 /** The settings, or the first variable that is wrong and what is wrong with it. */

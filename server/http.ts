@@ -4,6 +4,7 @@ import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
 import { apiError, statusOf } from '../shared/errors.ts';
 import { HEADER } from '../shared/headers.ts';
 import { nestsTooDeep, readJsonBody } from './body.ts';
+import { LIMITS } from './config.ts';
 import { createContextInner } from './context.ts';
 import type { AppDeps } from './deps.ts';
 import { DOCS_ASSETS_PATH, DOCS_HEADERS, DOCS_PAGE, DOCS_PATH, docsAsset } from './docs.ts';
@@ -59,6 +60,18 @@ export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
     request: RouteRequest,
   ): Promise<void> {
     const { path, requestId } = request;
+    const procedures = path.slice(TRPC_PREFIX.length);
+    if (request.hasQuery && request.url.searchParams.has('batch')) {
+      const calls = procedures.split(',').length;
+      if (calls > LIMITS.trpcMaxBatch) {
+        req.resume();
+        const body = apiError('invalid_request', `A batch may hold at most ${LIMITS.trpcMaxBatch} calls.`, {
+          issues: [{ path: '', message: `This batch holds ${calls} calls.` }],
+        });
+        sendJson(res, statusOf(body.error), trpcErrorEnvelope(body));
+        return;
+      }
+    }
     // The body checks of REST (415, 413, malformed, nesting deeper than 128), done once here, so
     // tRPC gets a parsed value and no walk of the input can overflow the stack.
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -83,7 +96,7 @@ export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
       req,
       res,
       router: appRouter,
-      path: path.slice(TRPC_PREFIX.length),
+      path: procedures,
       maxBodySize: config.maxBodyBytes,
       createContext: () =>
         createContextInner(deps, {

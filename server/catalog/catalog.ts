@@ -37,6 +37,8 @@ export interface CompiledTool {
   buildRequest(baseUrl: string, parameters: unknown, options?: BuildOptions): BuildOutcome;
   /** Whether every word (lower-case) occurs in the tool's name, summary or description. */
   matches(words: string[]): boolean;
+  /** About how many characters the tool's definition takes in an answer (schema and description). */
+  readonly size: number;
 }
 
 export interface CompiledApp {
@@ -172,6 +174,10 @@ class LazyTool implements CompiledTool {
     this.#omittable = new Set(
       stored.parameters.filter((p) => !p.required && p.in !== 'path').map((p) => p.key),
     );
+  }
+
+  get size(): number {
+    return this.#stored.schema.length + this.#stored.description.length + this.#stored.pathTemplate.length;
   }
 
   get tool(): Tool {

@@ -106,6 +106,41 @@ describe('tRPC: a caller’s mistakes carry their contract code', () => {
     expect(JSON.stringify(lines)).not.toContain('"stack"');
   });
 
+  // Issue 23: one GET of 200 batched tools.list calls ran 61 s and grew the server past 1.8 GB.
+  it('refuses a batch of more than 10 calls before running any, and runs one of 10', async () => {
+    const batch = (n: number) =>
+      `/trpc/${Array(n).fill('admin.clients.list').join(',')}?batch=1&input=${encodeURIComponent(
+        JSON.stringify(Object.fromEntries(Array.from({ length: n }, (_, i) => [i, {}]))),
+      )}`;
+    const before = server.logs.length;
+    const refused = await call(server.url, 'GET', batch(200), { key: server.adminKey });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toEqual({
+      error: {
+        message: 'A batch may hold at most 10 calls.',
+        code: -32600,
+        data: {
+          contract: {
+            ok: false,
+            error: 'invalid_request',
+            message: 'A batch may hold at most 10 calls.',
+            issues: [{ path: '', message: 'This batch holds 200 calls.' }],
+          },
+        },
+      },
+    });
+    const lines = server.logs.slice(before).map((line) => JSON.parse(line));
+    expect(lines.filter((line) => line.level >= 50)).toEqual([]);
+    const eleven = await call(server.url, 'GET', batch(11), { key: server.adminKey });
+    expect(eleven.body.error.data.contract.issues).toEqual([
+      { path: '', message: 'This batch holds 11 calls.' },
+    ]);
+    const ten = await call(server.url, 'GET', batch(10), { key: server.adminKey });
+    expect(ten.status).toBe(200);
+    expect(ten.body).toHaveLength(10);
+    expect(ten.body[9]).toEqual({ result: { data: { clients: expect.any(Array) } } });
+  });
+
   it('tells a value of the wrong type from a missing one, over tRPC and REST', async () => {
     const expected = {
       ok: false,

@@ -292,6 +292,45 @@ describeBackends('GET /tools', (backend) => {
       expect(rest.body).toEqual({ tools: [DEMO_TOOLS[2], DEMO_TOOLS[3]] });
     });
 
+    // Issue 23: an answer the server builds is bounded, whatever the catalog holds.
+    it('ends a page at 1,000 tools without limit, and at a bounded size, keeping every tool reachable', async () => {
+      const choices = Array.from({ length: 6_000 }, (_, i) => `choice-number-${i}`);
+      const paths: Record<string, unknown> = {};
+      for (let i = 0; i < 1_100; i += 1)
+        paths[`/big/${i}`] = {
+          post: {
+            operationId: `big${i}`,
+            requestBody: {
+              content: { 'application/json': { schema: { type: 'string', enum: i < 80 ? choices : ['a'] } } },
+            },
+            responses: { '200': { description: 'ok' } },
+          },
+        };
+      await registerApp(server, 'big', {
+        provider: 'acme.big',
+        baseUrl: upstream.url,
+        openapi: { openapi: '3.0.3', info: { title: 'big', version: '1' }, paths },
+        auth: { type: 'none' },
+      });
+      const pages: { count: number; bytes: number }[] = [];
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const reply = await tools(all, `?appId=big${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+        expect(reply.status).toBe(200);
+        pages.push({ count: reply.body.tools.length, bytes: reply.text.length });
+        seen.push(...ids(reply.body));
+        cursor = reply.body.next_cursor;
+      } while (cursor !== undefined);
+      expect(seen).toEqual(Array.from({ length: 1_100 }, (_, i) => `big:::big${i}`));
+      // 80 tools of ~100 KB: the first page stops near 4 MiB; then 1,000 small ones; then the rest.
+      expect(pages.length).toBe(4);
+      expect(pages.every((page) => page.bytes < 4.5 * 1024 * 1024)).toBe(true);
+      expect(pages[0]?.count).toBeLessThan(80);
+      expect(pages[2]?.count).toBe(1_000);
+      await call(server.url, 'DELETE', '/admin/apps/big', { key: server.adminKey });
+    });
+
     it.each([
       ['limit=0', '/limit'],
       ['limit=1001', '/limit'],

@@ -4,8 +4,12 @@ import { listToolsInput, listToolsOutput, type ToolView } from '../../../shared/
 import { agentHeaders } from '../../../shared/schemas/headers.ts';
 import type { LoadedApp } from '../../apps/registry.ts';
 import { canExecute } from '../../auth/scopes.ts';
+import { LIMITS } from '../../config.ts';
 import { ApiProblem } from '../../problem.ts';
 import { agentProcedure } from '../../trpc.ts';
+
+/** Tools in a page when the caller names no `limit` (docs/reference.md "Agent endpoints"). */
+const DEFAULT_PAGE = 1000;
 
 /** Where a page starts: an app and the index of a tool in its document order. */
 interface Position {
@@ -75,7 +79,8 @@ export const listToolsProcedure = agentProcedure
       );
     }
     const words = (input.q ?? '').toLowerCase().split(/\s+/).filter(Boolean);
-    const limit = input.limit ?? Number.POSITIVE_INFINITY;
+    const limit = input.limit ?? DEFAULT_PAGE;
+    let bytes = 0;
     const apps = input.appId ? [await ctx.deps.apps.get(input.appId)] : await ctx.deps.apps.list();
     const tools: ToolView[] = [];
     for (const app of apps) {
@@ -86,7 +91,10 @@ export const listToolsProcedure = agentProcedure
         index += 1;
         if (start && app.appId === start.appId && index < start.index) continue;
         if (words.length > 0 && !compiled.matches(words)) continue;
-        if (tools.length === limit) return { tools, next_cursor: encodeCursor({ appId: app.appId, index }) };
+        // A page ends at `limit` tools or at a bounded size, whichever comes first (never empty).
+        if (tools.length === limit || (tools.length > 0 && bytes + compiled.size > LIMITS.toolsPageBytes))
+          return { tools, next_cursor: encodeCursor({ appId: app.appId, index }) };
+        bytes += compiled.size;
         tools.push(view(app, compiled.tool));
       }
     }
