@@ -57,10 +57,7 @@ export class ToolSearch {
    */
   async search(text: string, admits: (appId: string) => boolean, limit: number): Promise<Hit[]> {
     const query = readQuery(text);
-    const versions = await this.#currentVersions();
-    const ids = [...versions.keys()].filter(admits).sort();
-    const stale = ids.filter((appId) => this.#entries.get(appId)?.updatedAt !== versions.get(appId));
-    if (stale.length > 0) await this.#loads.run(stale.join('\n'), () => this.#load(stale));
+    const ids = await this.#ready(admits);
     if (query.terms.size === 0 && query.exact === null) return [];
     const segments: Segment[] = [];
     for (const appId of ids) {
@@ -68,6 +65,23 @@ export class ToolSearch {
       if (segment) segments.push(segment);
     }
     return rank(this.#vocabulary, segments, query, limit);
+  }
+
+  /** How many tools the apps `admits` lets through hold (from their segments: no catalog is loaded). */
+  async count(admits: (appId: string) => boolean): Promise<number> {
+    const ids = await this.#ready(admits);
+    let total = 0;
+    for (const appId of ids) total += this.#entries.get(appId)?.segment?.names.length ?? 0;
+    return total;
+  }
+
+  /** The admitted app ids in catalog order, their current segments in memory. */
+  async #ready(admits: (appId: string) => boolean): Promise<string[]> {
+    const versions = await this.#currentVersions();
+    const ids = [...versions.keys()].filter(admits).sort();
+    const stale = ids.filter((appId) => this.#entries.get(appId)?.updatedAt !== versions.get(appId));
+    if (stale.length > 0) await this.#loads.run(stale.join('\n'), () => this.#load(stale));
+    return ids;
   }
 
   async #currentVersions(): Promise<Map<string, number>> {
