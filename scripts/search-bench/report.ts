@@ -71,7 +71,7 @@ export function formatReport(outcome: BenchOutcome, options: { verbose: boolean 
   for (const set of outcome.sets) {
     for (const [label, scores] of [
       ['scoped to the app', set.scoped],
-      [`across ${outcome.apps} apps`, set.across],
+      [`across ${outcome.apps.toLocaleString('en')} apps`, set.across],
     ] as const) {
       lines.push(
         `| ${set.name.padEnd(7)} | ${label.padEnd(19)} | ${String(scores.tasks).padStart(5)} | ${fixed(scores.recallAt1).padStart(8)} | ${fixed(scores.recallAt5).padStart(8)} | ${fixed(scores.mrr)} |`,
