@@ -74,10 +74,21 @@ function shownAs(operation: Operation): string {
   );
 }
 
+/** Whitespace runs as one space: a server may tidy what it shows. */
+const tidy = (value: string) => value.replace(/\s+/g, ' ').trim();
+
+/**
+ * Whether what the server shows of a tool is this operation's: its title (the summary, else the
+ * name) or the beginning of its description. Only the first 60 characters are compared, since a
+ * server may shorten long texts.
+ */
 function describes(tool: ListedTool, operation: Operation): boolean {
-  if (tool.title !== undefined) return tool.title.trim() === (operation.summary ?? tool.name).trim();
-  // Only the beginning is compared: a server may shorten or decorate long descriptions.
-  return tool.description.trim().startsWith(shownAs(operation).slice(0, 60).trim());
+  const begins = (shown: string, expected: string) =>
+    tidy(shown).startsWith(tidy(expected).slice(0, 60).trim());
+  return (
+    (tool.title !== undefined && begins(tool.title, operation.summary ?? tool.name)) ||
+    begins(tool.description, shownAs(operation))
+  );
 }
 
 /**

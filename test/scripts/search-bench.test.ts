@@ -123,7 +123,7 @@ describe('pairing tools with operations', () => {
       [{ method: 'GET', path: '/broken' }],
       [
         { name: 'listItems', description: 'changed', title: 'List items' },
-        { name: 'createItem', description: 'changed', title: 'Create an item' },
+        { name: 'createItem', description: 'changed', title: ' Create  an\nitem' },
         { name: 'delete_items_id', description: 'changed', title: 'delete_items_id' },
       ],
     );
