@@ -6,7 +6,8 @@
  * a non-Latin task still finds tools whose words it shares (unstemmed).
  */
 import { stemmer } from 'stemmer';
-import { ACTION_METHODS, RELATED_WORDS, STOP_WORDS, SYNONYMS } from './lexicon.ts';
+import { ACTION_METHODS, STOP_WORDS, SYNONYMS } from './lexicon.ts';
+import { THESAURUS } from './thesaurus.ts';
 
 /** Longer tokens are cut (no real word is this long; it bounds the work on hostile text). */
 const MAX_TOKEN = 40;
@@ -18,9 +19,11 @@ export const MAX_QUERY_TERMS = 32;
  * sense ("only open issues are listed").
  */
 const ACTION_WORD_WEIGHT = 0.6;
-/** Weights of a word found through SYNONYMS and RELATED_WORDS, against 1 for the task's own word. */
+/** Weights of words a task's words stand for (SYNONYMS, THESAURUS), against 1 for its own words. */
 const SYNONYM_WEIGHT = 0.9;
-const RELATED_WEIGHT = 0.45;
+const THESAURUS_WEIGHT = 0.7;
+/** Weight of a word of a phrase of several words, on its own. */
+const PHRASE_WORD_WEIGHT = 0.45;
 /**
  * Weight of the words of a value the task names (`octocat/hello-world`, `#general`, `$20`,
  * `bob@example.com`): they rarely name an operation, and a rare one would otherwise outweigh
@@ -76,10 +79,18 @@ export interface Query {
   exact: string | null;
 }
 
-const SAME = new Map<string, readonly string[]>();
-for (const [word, ...same] of SYNONYMS) SAME.set(word as string, same);
-const RELATED = new Map<string, readonly string[]>();
-for (const [word, ...related] of RELATED_WORDS) RELATED.set(word as string, related);
+/** Phrases (word sequences, space-joined) → the words they stand for, and at which weight. */
+const PHRASES = new Map<string, { words: string[]; weight: number }[]>();
+const LONGEST_PHRASE = 4;
+function phrase(key: string, words: string[], weight: number): void {
+  const list = PHRASES.get(key) ?? [];
+  list.push({ words, weight });
+  PHRASES.set(key, list);
+}
+for (const [word, ...same] of SYNONYMS) phrase(word as string, [...same], SYNONYM_WEIGHT);
+for (const [said, meant] of THESAURUS)
+  for (const key of said.split('|')) phrase(tokenize(key).join(' '), meant.split(' '), THESAURUS_WEIGHT);
+
 const ACTIONS = new Map<string, { methods: string[]; weaker: string[] }>();
 for (const action of ACTION_METHODS)
   for (const word of action.words) {
@@ -108,33 +119,42 @@ export function readQuery(text: string): Query {
       query.terms.set(stemmed, weight);
     }
   };
+  const act = (word: string) => {
+    const action = ACTIONS.get(word);
+    if (!action) return;
+    for (const method of action.methods) query.methods.add(method);
+    for (const method of action.weaker) query.weakerMethods.add(method);
+  };
   const tokens: string[] = [];
   const values: string[] = [];
   for (const chunk of trimmed.split(/\s+/)) {
     const value = VALUE_LIKE.test(chunk.replace(/[.,;!?)]+$/, ''));
     (value ? values : tokens).push(...tokenize(chunk));
   }
-  // Two words that name one thing ("bug report" is an issue) count as that thing, and each word
-  // alone counts less: the report of a bug is not a report.
-  const compound = new Set<number>();
-  tokens.forEach((token, index) => {
-    const same = index + 1 < tokens.length ? SAME.get(`${token} ${tokens[index + 1]}`) : undefined;
-    if (!same) return;
-    for (const word of same) add(word, 1);
-    compound.add(index).add(index + 1);
-  });
-  tokens.forEach((token, index) => {
-    add(token, compound.has(index) ? RELATED_WEIGHT : ACTIONS.has(token) ? ACTION_WORD_WEIGHT : 1);
-  });
-  for (const token of tokens) for (const same of SAME.get(token) ?? []) add(same, SYNONYM_WEIGHT);
-  for (const token of tokens) {
-    for (const related of RELATED.get(token) ?? []) add(related, RELATED_WEIGHT);
-    const action = ACTIONS.get(token);
-    if (action) {
-      for (const method of action.methods) query.methods.add(method);
-      for (const method of action.weaker) query.weakerMethods.add(method);
+  // The longest known phrase at each place wins ("kick off" is not "kick"). The words of a phrase
+  // of several words count less on their own (a bug report is an issue, not a report); what the
+  // phrase stands for counts at the phrase's weight, and its first word names the action.
+  const ownWeight: number[] = tokens.map((token) => (ACTIONS.has(token) ? ACTION_WORD_WEIGHT : 1));
+  const meant: { words: string[]; weight: number }[] = [];
+  for (let at = 0; at < tokens.length; ) {
+    let length = Math.min(LONGEST_PHRASE, tokens.length - at);
+    for (; length > 0; length -= 1) {
+      const found = PHRASES.get(tokens.slice(at, at + length).join(' '));
+      if (!found) continue;
+      meant.push(...found);
+      if (length > 1) {
+        for (let i = at; i < at + length; i += 1) ownWeight[i] = PHRASE_WORD_WEIGHT;
+        for (const { words } of found) act(words[0] as string);
+      }
+      break;
     }
+    at += Math.max(1, length);
   }
+  tokens.forEach((token, index) => {
+    add(token, ownWeight[index] as number);
+    act(token);
+  });
+  for (const { words, weight } of meant) for (const word of words) add(word, weight);
   for (const token of values) add(token, VALUE_WEIGHT);
   for (const method of query.methods) query.weakerMethods.delete(method);
   return query;

@@ -25,7 +25,7 @@ const RECENT_MAX = 2_000;
 const METHOD_MATCH = 1.3;
 const METHOD_WEAKER = 1.1;
 /** The least share of a score a tool keeps when the task covers none of its name's words. */
-const NAME_COVERAGE_FLOOR = 0.7;
+const NAME_COVERAGE_FLOOR = 0.5;
 /** Scores are shown as raw / (raw + SCALE), in (0, 1); an exact name is 1. */
 const SCALE = 10;
 

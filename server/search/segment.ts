@@ -24,7 +24,7 @@ const FIELDS = {
   tags: { weight: 1.2, b: 0.3 },
   path: { weight: 1.5, b: 0.3 },
   method: { weight: 0.5, b: 0 },
-  description: { weight: 1, b: 0.75 },
+  description: { weight: 0.6, b: 0.75 },
   params: { weight: 0.6, b: 0.5 },
   app: { weight: 1, b: 0 },
 } as const;
@@ -171,14 +171,24 @@ function parameterNames(schema: Record<string, unknown>): string[] {
   const properties = schema.properties;
   if (!properties || typeof properties !== 'object') return names;
   for (const [key, value] of Object.entries(properties)) {
-    if (key !== 'body') {
-      names.push(key);
-      continue;
-    }
-    const bodyProperties = (value as { properties?: unknown } | null)?.properties;
-    if (bodyProperties && typeof bodyProperties === 'object') names.push(...Object.keys(bodyProperties));
+    if (key !== 'body') names.push(key);
+    else names.push(...Object.keys(bodyProperties(schema, value)));
   }
   return names.slice(0, 60);
+}
+
+/** A body schema's properties, through one `$ref` into the tool's `$defs` (how the catalog shares schemas). */
+function bodyProperties(schema: Record<string, unknown>, body: unknown): Record<string, unknown> {
+  if (!body || typeof body !== 'object') return {};
+  const ref = (body as { $ref?: unknown }).$ref;
+  const target =
+    typeof ref === 'string' && ref.startsWith('#/$defs/')
+      ? (schema.$defs as Record<string, unknown> | undefined)?.[
+          ref.slice('#/$defs/'.length).replaceAll('~1', '/').replaceAll('~0', '~')
+        ]
+      : body;
+  const properties = (target as { properties?: unknown } | undefined)?.properties;
+  return properties && typeof properties === 'object' ? (properties as Record<string, unknown>) : {};
 }
 
 /** A segment in memory: compact typed arrays, its terms as ids of the shared vocabulary. */

@@ -270,12 +270,12 @@ describeBackends('GET /tools', (backend) => {
           (tool: { toolId: string; score: number }) => [tool.toolId, tool.score],
         );
       const items = await search('get ITEM');
-      // Both words, and the method a "get" asks for, first; then tools that hold one of the words.
+      // Both words, and the method a "get" asks for, first; then the other item, then the other get.
       expect(items.map(([id]: [string]) => id)).toEqual([
         'demo:::getItem',
         'demo:::listItems',
-        'demo:::getMe',
         'demo:::createItem',
+        'demo:::getMe',
       ]);
       expect(items.every(([, score]: [string, number]) => score > 0 && score < 1)).toBe(true);
       expect(items[0][1]).toBeGreaterThan(items[1][1]);
