@@ -136,6 +136,7 @@ export function readQuery(text: string): Query {
   // phrase stands for counts at the phrase's weight, and its first word names the action.
   const ownWeight: number[] = tokens.map((token) => (ACTIONS.has(token) ? ACTION_WORD_WEIGHT : 1));
   const meant: { words: string[]; weight: number }[] = [];
+  const inPhrase = new Set<number>();
   for (let at = 0; at < tokens.length; ) {
     let length = Math.min(LONGEST_PHRASE, tokens.length - at);
     for (; length > 0; length -= 1) {
@@ -143,7 +144,10 @@ export function readQuery(text: string): Query {
       if (!found) continue;
       meant.push(...found);
       if (length > 1) {
-        for (let i = at; i < at + length; i += 1) ownWeight[i] = PHRASE_WORD_WEIGHT;
+        for (let i = at; i < at + length; i += 1) {
+          ownWeight[i] = PHRASE_WORD_WEIGHT;
+          inPhrase.add(i);
+        }
         for (const { words } of found) act(words[0] as string);
       }
       break;
@@ -152,7 +156,7 @@ export function readQuery(text: string): Query {
   }
   tokens.forEach((token, index) => {
     add(token, ownWeight[index] as number);
-    act(token);
+    if (!inPhrase.has(index)) act(token);
   });
   for (const { words, weight } of meant) for (const word of words) add(word, weight);
   for (const token of values) add(token, VALUE_WEIGHT);
