@@ -24,6 +24,11 @@ export const toolSchema = z.object({
   parameters: z.record(z.string(), z.unknown()),
   requiresUserAuth: z.boolean(),
   scopes: z.array(z.string()),
+  // Optional until the ranked search serves them (docs/reference.md "Finding the right tool").
+  title: z.string().optional(),
+  method: z.string().optional(),
+  path: z.string().optional(),
+  score: z.number().optional(),
 });
 export type ToolView = z.infer<typeof toolSchema>;
 
