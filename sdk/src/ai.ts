@@ -118,15 +118,31 @@ export async function createAiTools(
     });
   };
   for (const tool of toolset.offered) add(tool);
+  const fixed = new Set(Object.keys(tools));
+  /** Tools the steps added, least recently selected first. */
+  const added = new Set<string>();
   const prepareStep: PrepareStepFunction<ToolSet> = async ({ messages, stepNumber }) => {
     const selected = await toolset.selectFor(messages);
     const picked = selected.ok ? selected.tools : undefined;
     const offered = toolset.offeredWith(picked);
-    // generateText and streamText read `tools` by name at every step: a tool added here is
-    // offered (activeTools) and runs like the first ones. The record only grows, so activeTools
-    // is always answered: the step offers exactly these, never the whole record.
-    for (const tool of offered) add(tool);
-    const activeTools = offered.map((tool) => tool.name);
+    const active = new Set(offered.map((tool) => tool.name));
+    // generateText and streamText read `tools` by name at every step: a tool added here is offered
+    // (activeTools) and runs like the first ones. The record keeps to maxTools, dropping the tools
+    // selected longest ago, so that it never holds more than a model takes, even where it is
+    // given without this prepareStep.
+    for (const tool of offered) {
+      add(tool);
+      if (fixed.has(tool.name)) continue;
+      added.delete(tool.name);
+      added.add(tool.name);
+    }
+    for (const name of added) {
+      if (Object.keys(tools).length <= toolset.maxTools) break;
+      if (active.has(name)) continue;
+      added.delete(name);
+      delete tools[name];
+    }
+    const activeTools = [...active];
     options.onSelect?.({
       stepNumber,
       activeTools,

@@ -198,6 +198,7 @@ export async function loadToolsetFor(
     choice,
     apps: options.apps,
     named: options.tools,
+    maxTools,
     turnLimit,
     turnMax,
     select: options.select,

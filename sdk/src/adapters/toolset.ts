@@ -130,6 +130,8 @@ export interface ToolsetInit {
   /** What the options allow: these apps, these tools (both `undefined`: every tool of the key). */
   apps: readonly string[] | undefined;
   named: readonly string[] | undefined;
+  /** The most definitions a provider is given at once. */
+  maxTools: number;
   /** Tools a turn's search takes, and the most a turn may offer. */
   turnLimit: number;
   turnMax: number;
@@ -180,6 +182,8 @@ export class Toolset {
   readonly tools: readonly ToolsetTool[];
   /** The definitions a model is given by default: `tools`, or with `search` the search pair. */
   readonly offered: readonly OfferedTool[];
+  /** The most definitions the provider is given at once (`options.maxTools`, or the provider's). */
+  readonly maxTools: number;
   readonly #client: Toolgate;
   readonly #authorization: ToolsetAuthorization | undefined;
   readonly #byName = new Map<string, ToolsetTool>();
@@ -208,6 +212,7 @@ export class Toolset {
     const pair = this.strategy === 'search' ? searchPair(scope) : [];
     this.#pair = new Map(pair.map((tool) => [tool.name, tool]));
     this.offered = this.strategy === 'search' ? pair : this.tools;
+    this.maxTools = init.maxTools;
     this.#turnLimit = init.turnLimit;
     this.#turnMax = init.turnMax;
     this.#select = init.select;
