@@ -106,7 +106,9 @@ describe('SDK adapters: a catalog over the provider limits, through the provider
     expect(answer).toBe('Archived.');
     expect(stub.requests.map((r) => r.path)).toEqual(Array(3).fill('/v1/chat/completions'));
     expect(offered(stub)).toEqual([PAIR, PAIR, PAIR]);
-    const searchTool = (stub.requests[0]?.body.tools as Array<{ function: Record<string, unknown> }>)[0];
+    const searchTool = (
+      stub.requests[0]?.body.tools as Array<{ function: Record<string, unknown> }> | undefined
+    )?.[0];
     expect(searchTool?.function).toMatchObject({
       name: 'search_tools',
       strict: true,
