@@ -108,7 +108,7 @@ export class AnthropicTools {
   /**
    * The `tools` of one turn: the tools that fit its text (the last user message with text; see
    * `select` and `limit`). With `all` only those; with `search` those and the search pair; with
-   * `defer` those loaded and every other tool still deferred. Without a selection (no text) the
+   * `defer` those loaded and every other tool still deferred. Without a selection (no text, or nothing found) the
    * default {@link definitions}.
    *
    * @example

@@ -114,7 +114,7 @@ export class OpenAITools {
   /**
    * The definitions of one turn: the tools that fit its text (the last user message; see
    * `select` and `limit`), and with the `search` strategy `search_tools` + `call_tool` besides.
-   * Without a selection (no text) the default definitions. Calls of every tool offered so far are
+   * Without a selection (no text, or nothing found) the default definitions. Calls of every tool offered so far are
    * answered by `handleToolCalls`.
    *
    * @example

@@ -235,10 +235,11 @@ export class Toolset {
 
   /**
    * The definitions of a turn: the tools selected for it, and with the `search` strategy the search
-   * pair besides (to reach what the selection missed); `undefined` (no selection): {@link offered}.
+   * pair besides (to reach what the selection missed). No selection (`undefined`, or nothing found):
+   * {@link offered}, never an empty list (which providers refuse).
    */
   offeredWith(selected: readonly ToolsetTool[] | undefined): OfferedTool[] {
-    if (selected === undefined) return [...this.offered];
+    if (!selected?.length) return [...this.offered];
     return [...selected, ...this.#pair.values()];
   }
 

@@ -129,6 +129,13 @@ describe('SDK adapters: strategies within provider limits, and the search pair',
     const empty = await toolset.selectFor([{ role: 'user', content: '  ' }]);
     expect(empty).toEqual({ ok: true, tools: undefined, requestId: undefined });
     expect(toolset.offeredWith(undefined).map((t) => t.name)).toEqual(PAIR);
+    // Nothing found: the default definitions too, never an empty list (providers refuse `tools: []`).
+    const none = await toolset.selectFor('quokka');
+    expect(none.ok && none.tools).toEqual([]);
+    expect(toolset.offeredWith([]).map((t) => t.name)).toEqual(PAIR);
+    const small = await loadToolset(w.toolgate(), { apps: ['open'] });
+    if (!small.ok) throw new Error(small.error);
+    expect(small.toolset.offeredWith([])).toEqual(small.toolset.tools);
 
     const toolgate = w.toolgate();
     const views = await toolgate.searchTools('remove invoice', { apps: ['big'], limit: 1 });
