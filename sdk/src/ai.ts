@@ -8,25 +8,21 @@
 import type { PrepareStepFunction, ToolSet } from 'ai';
 import { loadToolsetFor } from './adapters/load.ts';
 import type { ModelToolOutput } from './adapters/model-output.ts';
+import type { ToolsetOptions } from './adapters/options.ts';
 import { importPeer } from './adapters/peer.ts';
 import { portableSchema } from './adapters/schemas.ts';
 import type { OfferedTool } from './adapters/search-pair.ts';
 import { frameworkLimits, type ToolStrategy } from './adapters/strategy.ts';
-import type { ToolCallOutcome, Toolset, ToolsetOptions, ToolsetTool } from './adapters/toolset.ts';
+import type { ToolCallOutcome, Toolset, ToolsetTool } from './adapters/toolset.ts';
 import type { Failure, Result } from './results.ts';
 import type { Toolgate } from './toolgate.ts';
 
 export type { ModelToolOutput } from './adapters/model-output.ts';
+export type { ToolsetAuthorization, ToolsetOptions } from './adapters/options.ts';
 export { MissingPeerError } from './adapters/peer.ts';
 export type { OfferedTool } from './adapters/search-pair.ts';
 export type { ToolStrategy } from './adapters/strategy.ts';
-export type {
-  ToolCallOutcome,
-  Toolset,
-  ToolsetAuthorization,
-  ToolsetOptions,
-  ToolsetTool,
-} from './adapters/toolset.ts';
+export type { ToolCallOutcome, Toolset, ToolsetTool } from './adapters/toolset.ts';
 export type { ToolSelector, Turn } from './adapters/turn.ts';
 
 /** What `prepareStep` chose for one step. */

@@ -15,24 +15,20 @@ import type {
   ToolSearchToolRegex20251119,
 } from '@anthropic-ai/sdk/resources/messages/messages';
 import { loadToolsetFor } from './adapters/load.ts';
+import type { ToolsetOptions } from './adapters/options.ts';
 import { ANTHROPIC_STRICT, portableSchema, strictSchema } from './adapters/schemas.ts';
 import type { OfferedTool } from './adapters/search-pair.ts';
 import { ANTHROPIC_LIMITS, type ToolStrategy } from './adapters/strategy.ts';
-import type { ToolCallOutcome, Toolset, ToolsetOptions, ToolsetTool } from './adapters/toolset.ts';
+import type { ToolCallOutcome, Toolset, ToolsetTool } from './adapters/toolset.ts';
 import { ToolgateArgumentError } from './assert.ts';
 import type { Result } from './results.ts';
 import type { Toolgate } from './toolgate.ts';
 
 export type { ModelToolOutput } from './adapters/model-output.ts';
+export type { ToolsetAuthorization, ToolsetOptions } from './adapters/options.ts';
 export type { OfferedTool } from './adapters/search-pair.ts';
 export type { ToolStrategy } from './adapters/strategy.ts';
-export type {
-  ToolCallOutcome,
-  Toolset,
-  ToolsetAuthorization,
-  ToolsetOptions,
-  ToolsetTool,
-} from './adapters/toolset.ts';
+export type { ToolCallOutcome, Toolset, ToolsetTool } from './adapters/toolset.ts';
 export type { ToolSelector, Turn } from './adapters/turn.ts';
 
 /** A definition of `tools`: a tool, or Anthropic's tool search tool (`strategy: 'defer'`). */

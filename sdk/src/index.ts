@@ -29,6 +29,7 @@ export type { AppAuth, PublicAuth } from '../../shared/schemas/apps.ts';
 export type { ConnectionStatus, ConnectionView } from '../../shared/schemas/oauth.ts';
 export { loadToolset } from './adapters/load.ts';
 export type { ModelToolOutput } from './adapters/model-output.ts';
+export type { ToolsetAuthorization, ToolsetOptions } from './adapters/options.ts';
 export { MissingPeerError } from './adapters/peer.ts';
 export {
   ANTHROPIC_STRICT,
@@ -55,9 +56,7 @@ export {
 export {
   type ToolCallOutcome,
   Toolset,
-  type ToolsetAuthorization,
   type ToolsetInit,
-  type ToolsetOptions,
   type ToolsetTool,
 } from './adapters/toolset.ts';
 export { type ToolSelector, type Turn, turnOf } from './adapters/turn.ts';

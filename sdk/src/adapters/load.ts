@@ -14,6 +14,7 @@ import {
 import type { Failure, Result } from '../results.ts';
 import { LIST_TOOLS_MAX_LIMIT, SEARCH_TOOLS_DEFAULT_LIMIT, type Toolgate } from '../toolgate.ts';
 import { nameTools } from './names.ts';
+import type { ToolsetOptions } from './options.ts';
 import {
   chooseStrategy,
   frameworkLimits,
@@ -22,7 +23,7 @@ import {
   type StrategyChoice,
   type ToolStrategyOption,
 } from './strategy.ts';
-import { Toolset, type ToolsetOptions, type ToolsetTool, toolOf } from './toolset.ts';
+import { Toolset, type ToolsetTool, toolOf } from './toolset.ts';
 
 /** The options as the adapters take them: Anthropic's `strategy` may also be `defer`. */
 export type AdapterOptions = Omit<ToolsetOptions, 'strategy'> & { strategy?: ToolStrategyOption };
