@@ -188,6 +188,10 @@ export class Toolset {
   /**
    * The best tools for a task, within what the options allow, named and callable from now on.
    * `apps` narrows further.
+   *
+   * @example
+   * const found = await toolset.search('archive a zeppelin', { limit: 3 });
+   * if (found.ok) for (const tool of found.tools) await toolset.call(tool.name, { id: 'z-1' });
    */
   async search(
     text: string,
@@ -214,6 +218,10 @@ export class Toolset {
    * The tools of one turn (the per-turn selection): `options.select` of the turn, or a search for
    * its text. `tools: undefined` when there is nothing to select by (no text, or `select` answered
    * `undefined`): the turn keeps {@link offered}.
+   *
+   * @example
+   * const turn = await toolset.selectFor(messages); // the last user message is searched
+   * if (turn.ok) defineForMyFramework(toolset.offeredWith(turn.tools));
    */
   async selectFor(
     input: string | readonly unknown[],
