@@ -5,6 +5,7 @@ import type { ServiceParameter, SkippedOperation } from '../catalog/types.ts';
 import type { Envelope } from '../crypto/envelope.ts';
 import type { Prisma, PrismaClient } from '../db/generated/client.ts';
 import { err, ok, type Result } from '../result.ts';
+import { replaceToolRows, TOOL_ROWS_TIMEOUT_MS } from '../search/views.ts';
 
 /** The envelope context of an app's secret: a blob copied to another app does not open. */
 export function appSecretContext(appId: string): string {
@@ -78,12 +79,19 @@ export async function putApp(
     authSecret: authSecret === null ? null : new Uint8Array(authSecret),
     updatedAt: now,
   };
-  await prisma.app.upsert({
-    where: { id: input.appId },
-    create: { id: input.appId, ...data, createdAt: now },
-    update: data,
-    select: { id: true },
-  });
+  // The app and its tools' rows change together: a search never shows tools of another version.
+  await prisma.$transaction(
+    async (tx) => {
+      await tx.app.upsert({
+        where: { id: input.appId },
+        create: { id: input.appId, ...data, createdAt: now },
+        update: data,
+        select: { id: true },
+      });
+      await replaceToolRows(tx, input.appId, compiled.value.toolViews);
+    },
+    { timeout: TOOL_ROWS_TIMEOUT_MS },
+  );
   return ok({ appId: input.appId, tools: compiled.value.tools, skipped: compiled.value.skipped });
 }
 

@@ -5,6 +5,7 @@ import { DocumentCompiler } from '../catalog/compiler.ts';
 import type { Clock } from '../clock.ts';
 import type { Envelope } from '../crypto/envelope.ts';
 import type { PrismaClient } from '../db/generated/client.ts';
+import { replaceToolRows, TOOL_ROWS_TIMEOUT_MS } from '../search/views.ts';
 import { SingleFlight } from '../single-flight.ts';
 import { appSecretContext, serviceParameter } from './apps.ts';
 
@@ -191,16 +192,24 @@ export class AppRegistry {
       );
       return null;
     }
-    // Only the version that was compiled: a replacement stored meanwhile keeps its own catalog.
-    await this.prisma.app.updateMany({
-      where: { id: row.id, updatedAt: row.updatedAt },
-      // The version stays the same (Prisma would stamp a new updated_at): other servers keep their cache.
-      data: {
-        catalog: outcome.value.catalogText,
-        search: outcome.value.searchText,
-        updatedAt: row.updatedAt,
+    // Only the version that was compiled: a replacement stored meanwhile keeps its own catalog
+    // (and its tools' rows: they are replaced only when this version's catalog is).
+    await this.prisma.$transaction(
+      async (tx) => {
+        const { count } = await tx.app.updateMany({
+          where: { id: row.id, updatedAt: row.updatedAt },
+          // The version stays the same (Prisma would stamp a new updated_at): other servers keep their cache.
+          data: {
+            catalog: outcome.value.catalogText,
+            search: outcome.value.searchText,
+            updatedAt: row.updatedAt,
+          },
+        });
+        if (count === 0) return;
+        await replaceToolRows(tx, row.id, outcome.value.toolViews);
       },
-    });
+      { timeout: TOOL_ROWS_TIMEOUT_MS },
+    );
     return openCatalog(outcome.value.catalogText);
   }
 }

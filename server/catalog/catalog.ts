@@ -17,6 +17,7 @@
 import type { Ajv2020, ValidateFunction } from 'ajv/dist/2020.js';
 import { err, ok, type Result } from '../result.ts';
 import { buildSegment } from '../search/segment.ts';
+import { toolViewText } from '../search/views.ts';
 import { documentServerUrl, loadDocument } from './document.ts';
 import { CATALOG_FORMAT } from './format.ts';
 import { unpackText } from './packing.ts';
@@ -75,6 +76,8 @@ export interface CompiledDocument {
   documentText: string;
   /** The app's search segment as stored (server/search/segment.ts). */
   searchText: string;
+  /** Each tool as searches show it (server/search/views.ts), in document order. */
+  toolViews: Array<{ name: string; view: string }>;
   tools: string[];
   skipped: SkippedOperation[];
   serverUrl: string | null;
@@ -128,6 +131,7 @@ export async function compileDocument(
       provider: options.app?.provider ?? '',
       title: typeof info?.title === 'string' ? info.title : null,
     }),
+    toolViews: derived.tools.map((tool) => ({ name: tool.name, view: toolViewText(tool) })),
     tools: derived.tools.map((tool) => tool.name),
     skipped: derived.skipped,
     serverUrl,

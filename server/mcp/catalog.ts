@@ -95,8 +95,21 @@ interface OperationText {
   operationDescription?: string | null;
 }
 
+/** What an MCP tool listing reads of a tool (the catalog's tool, or a search's shown tool). */
+type ListedTool = Pick<
+  CatalogTool,
+  | 'name'
+  | 'method'
+  | 'pathTemplate'
+  | 'description'
+  | 'parametersSchema'
+  | 'summary'
+  | 'operationDescription'
+  | 'operationId'
+>;
+
 /** The MCP `Tool` of an entry: title, description, schema, annotations and `_meta` of docs/reference.md "MCP". */
-export function mcpTool(entry: McpCatalogEntry) {
+export function mcpTool(entry: { name: string; toolId: string; tool: ListedTool }) {
   const { tool } = entry;
   const text: OperationText = tool;
   const method = tool.method.toUpperCase();

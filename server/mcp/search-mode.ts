@@ -93,12 +93,11 @@ export async function searchToolsResult(deps: AppDeps, call: McpCall, args: unkn
     offset: 0,
     limit: input.data.limit ?? SEARCH_DEFAULT_LIMIT,
   });
-  const tools = found.map(({ app, tool }) => {
+  const tools = found.map(({ appId, tool, requiresUserAuth }) => {
     const listed = mcpTool({
-      name: mcpToolName(app.appId, tool.name),
-      toolId: composeToolId(app.appId, tool.name),
-      app,
-      tool: tool.tool,
+      name: mcpToolName(appId, tool.name),
+      toolId: composeToolId(appId, tool.name),
+      tool,
     });
     return {
       name: listed.name,
@@ -106,7 +105,7 @@ export async function searchToolsResult(deps: AppDeps, call: McpCall, args: unkn
       title: listed.title,
       description: listed.description,
       inputSchema: listed.inputSchema,
-      requiresUserAuth: app.auth.type === 'oauth2',
+      requiresUserAuth,
     };
   });
   const structured = { tools };

@@ -25,8 +25,13 @@ const REVALIDATE_MS = 1_000;
 /** Segments read per query when many are missing (a cold server searching the whole collection). */
 const LOAD_BATCH = 100;
 
+/** A ranked tool, and whether it acts for the end user (its app is an oauth2 app). */
+export type Found = Hit & { requiresUserAuth: boolean };
+
 interface Entry {
   updatedAt: number;
+  /** The app's auth is oauth2: its tools act for the end user. */
+  userAuth: boolean;
   /** null: the app has no searchable segment (it cannot be served). */
   segment: Segment | null;
 }
@@ -55,7 +60,7 @@ export class ToolSearch {
    * narrowed by `appId`/`apps`), best first; ties in catalog order (apps by id, tools in
    * document order).
    */
-  async search(text: string, admits: (appId: string) => boolean, limit: number): Promise<Hit[]> {
+  async search(text: string, admits: (appId: string) => boolean, limit: number): Promise<Found[]> {
     const query = readQuery(text);
     const ids = await this.#ready(admits);
     if (query.terms.size === 0 && query.exact === null) return [];
@@ -64,7 +69,10 @@ export class ToolSearch {
       const segment = this.#entries.get(appId)?.segment;
       if (segment) segments.push(segment);
     }
-    return rank(this.#vocabulary, segments, query, limit);
+    return rank(this.#vocabulary, segments, query, limit).map((hit) => ({
+      ...hit,
+      requiresUserAuth: this.#entries.get(hit.appId)?.userAuth ?? false,
+    }));
   }
 
   /** How many tools the apps `admits` lets through hold (from their segments: no catalog is loaded). */
@@ -106,7 +114,7 @@ export class ToolSearch {
     for (let at = 0; at < appIds.length; at += LOAD_BATCH) {
       const rows = await this.prisma.app.findMany({
         where: { id: { in: appIds.slice(at, at + LOAD_BATCH) } },
-        select: { id: true, search: true, updatedAt: true },
+        select: { id: true, search: true, updatedAt: true, authType: true },
       });
       for (const row of rows) {
         let text = row.search;
@@ -126,7 +134,11 @@ export class ToolSearch {
           if (!segment)
             this.logger.warn({ appId: row.id }, 'app has no search segment: its tools are not searchable');
         }
-        this.#remember(row.id, { updatedAt: updatedAt.getTime(), segment });
+        this.#remember(row.id, {
+          updatedAt: updatedAt.getTime(),
+          userAuth: row.authType === 'oauth2',
+          segment,
+        });
       }
     }
   }

@@ -7,7 +7,7 @@ import { canExecute } from '../../auth/scopes.ts';
 import type { CompiledTool } from '../../catalog/catalog.ts';
 import { LIMITS } from '../../config.ts';
 import { ApiProblem } from '../../problem.ts';
-import { findTools } from '../../search/find-tools.ts';
+import { type FoundTool, findTools } from '../../search/find-tools.ts';
 import { agentProcedure } from '../../trpc.ts';
 
 /** Tools in a page when the caller names no `limit` (docs/reference.md "Agent endpoints"). */
@@ -44,7 +44,7 @@ function decodeCursor(cursor: string): Position | null {
 
 const isIndex = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
 
-function view(app: LoadedApp, compiled: CompiledTool, score?: number): ToolView {
+function view(app: LoadedApp, compiled: CompiledTool): ToolView {
   const { tool } = compiled;
   const userAuth = app.auth.type === 'oauth2';
   return {
@@ -58,7 +58,23 @@ function view(app: LoadedApp, compiled: CompiledTool, score?: number): ToolView 
     parameters: tool.parametersSchema,
     requiresUserAuth: userAuth,
     scopes: userAuth ? tool.scopes : [],
-    ...(score === undefined ? {} : { score }),
+  };
+}
+
+/** A search hit as the same view, with its score. */
+function foundView({ appId, tool, requiresUserAuth, score }: FoundTool): ToolView {
+  return {
+    toolId: composeToolId(appId, tool.name),
+    appId,
+    name: tool.name,
+    title: tool.summary ?? tool.name,
+    method: tool.method,
+    path: tool.path,
+    description: tool.description,
+    parameters: tool.parametersSchema,
+    requiresUserAuth,
+    scopes: requiresUserAuth ? tool.scopes : [],
+    score,
   };
 }
 
@@ -103,10 +119,10 @@ export const listToolsProcedure = agentProcedure
       const { found, more } = await findTools(ctx.deps, { q, admits, offset, limit });
       const tools: ToolView[] = [];
       let bytes = 0;
-      for (const { app, tool, score } of found) {
-        if (tools.length > 0 && bytes + tool.size > LIMITS.toolsPageBytes) break;
-        bytes += tool.size;
-        tools.push(view(app, tool, score));
+      for (const hit of found) {
+        if (tools.length > 0 && bytes + hit.size > LIMITS.toolsPageBytes) break;
+        bytes += hit.size;
+        tools.push(foundView(hit));
       }
       const next = offset + tools.length;
       return more || tools.length < found.length
