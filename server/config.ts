@@ -128,6 +128,13 @@ export const LIMITS = {
   apiKeyFailuresPerAddress: 50,
   apiKeyFailureWindowMs: 60_000,
   refreshSkewMs: 60_000,
+  /**
+   * How long a refresh may wait for the token endpoint, whatever happens to the call that started
+   * it (docs/reference.md "End-user OAuth"): a call waits for it at most UPSTREAM_TIMEOUT_MS, the
+   * refresh itself runs on, so a provider that answers late (having rotated the refresh token)
+   * still has its answer stored. Never less than UPSTREAM_TIMEOUT_MS.
+   */
+  refreshTimeoutMs: 60_000,
   shutdownGraceMs: 10_000,
   /**
    * Calls in one tRPC batch (docs/reference.md "Limits"): without a cap one request of 200

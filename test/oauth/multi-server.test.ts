@@ -4,6 +4,7 @@ import { hasPostgres } from '../support/db.ts';
 import { type Harness, redirectQuery, startHarness } from './harness.ts';
 
 const INTO_REFRESH_WINDOW = 300_000 - LIMITS.refreshSkewMs;
+const TIMEOUT_MS = 1_500;
 
 // Two servers in one process share nothing but the database: what must hold across processes
 // (one refresh per grant, single-use state) is held by PostgreSQL alone.
@@ -11,8 +12,8 @@ describe.runIf(hasPostgres())('end-user OAuth across two servers on one PostgreS
   let a: Harness;
   let b: Harness;
   beforeAll(async () => {
-    a = await startHarness('postgres');
-    b = await startHarness('postgres', { share: a });
+    a = await startHarness('postgres', { env: { UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS) } });
+    b = await startHarness('postgres', { share: a, env: { UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS) } });
   });
   afterAll(async () => {
     await b?.close();
@@ -53,5 +54,26 @@ describe.runIf(hasPostgres())('end-user OAuth across two servers on one PostgreS
     expect(a.provider.counts.refresh_token).toBe(refreshes + 1);
     const tokens = new Set(a.upstream.requests.slice(-20).map((request) => request.headers.authorization));
     expect(tokens.size).toBe(1);
+  });
+
+  it('lets a call on the other server wait for a refresh that outlived its call, and use its answer (issue 23)', async () => {
+    expect(redirectQuery(await a.connect('late-other')).get('status')).toBe('success');
+    a.clock.advance(INTO_REFRESH_WINDOW);
+    b.clock.advance(INTO_REFRESH_WINDOW);
+    const refreshes = a.provider.counts.refresh_token;
+    // The provider rotates at once and answers after A's call has given up.
+    a.provider.delayTokenAnswer(TIMEOUT_MS + 700);
+    try {
+      expect((await a.proxy('late-other')).status).toBe(504);
+      // A's refresh still holds the grant's row lock: B waits for it, then uses what it stored
+      // instead of spending the refresh token the provider has already rotated away.
+      const other = await b.proxy('late-other');
+      expect(other.status).toBe(200);
+      expect(other.body.data).toEqual({ id: 'user-1', name: 'Ada' });
+    } finally {
+      a.provider.delayTokenAnswer(0);
+    }
+    expect(a.provider.counts.refresh_token).toBe(refreshes + 1);
+    expect((await b.connections('late-other')).body.connections[0].status).toBe('active');
   });
 });
