@@ -112,6 +112,13 @@ export const LIMITS = {
   oauthStateTtlMs: OAUTH_STATE_LIFETIME_MS,
   /** Used or expired states stay known this long past expiry, so late callbacks still redirect. */
   oauthStateRetentionMs: 24 * 60 * 60 * 1000,
+  /**
+   * Live (unused, unexpired) OAuth states per (client, user, app): a newer start drops the oldest
+   * (issue 23: 2,000 starts by one key had stored 2,000 states, kept a day).
+   */
+  oauthLiveStatesPerGrant: 20,
+  /** 2025-era MCP clients remembered per API key: the least recently initialized are forgotten. */
+  mcpClientsPerKey: 50,
   idempotencyTtlMs: 24 * 60 * 60 * 1000,
   upstreamBodyExcerptBytes: 64 * 1024,
   /** A revoked key stops working within this time on every server. */

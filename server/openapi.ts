@@ -93,7 +93,7 @@ const ERRORS: Record<ErrorCode, { when: string; example: ErrorBody }> = {
     example: apiError('idempotency_key_reused', 'This idempotency key was used with another request.'),
   },
   rate_limited: {
-    when: 'the API key made RATE_LIMIT_PER_KEY_PER_MIN calls in the last 60 s; `Retry-After` and `retry_after` give the seconds to wait',
+    when: 'the API key made RATE_LIMIT_PER_KEY_PER_MIN calls (tool calls and OAuth flow starts) in the last 60 s; `Retry-After` and `retry_after` give the seconds to wait',
     example: apiError('rate_limited', 'Too many calls with this API key; retry later.', { retry_after: 7 }),
   },
   internal_error: {
@@ -146,7 +146,7 @@ const OPERATION_ERRORS: Record<string, ErrorCode[]> = {
     'upstream_timeout',
   ],
   'GET /tools': AGENT,
-  'POST /initiateOAuth': [...AGENT, 'rbac_denied', 'redirect_uri_mismatch', 'app_not_found'],
+  'POST /initiateOAuth': [...AGENT, 'rate_limited', 'rbac_denied', 'redirect_uri_mismatch', 'app_not_found'],
   'GET /connections': [...AGENT, 'rbac_denied'],
   'DELETE /connections/{appId}': [...AGENT, 'rbac_denied', 'not_found'],
   'POST /admin/clients': ADMIN,

@@ -36,6 +36,17 @@ describe.runIf(hasPostgres())('end-user OAuth across two servers on one PostgreS
     expect(a.provider.counts.authorization_code).toBe(exchanges + 1);
   });
 
+  it('keeps 20 live states per (client, user, app) when starts race over both servers (issue 23)', async () => {
+    const replies = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => (i % 2 === 0 ? a : b).initiate('racing-starts')),
+    );
+    expect(replies.map((reply) => reply.status)).toEqual(Array(30).fill(200));
+    const live = await a.server.app.deps.db.prisma.oAuthState.count({
+      where: { clientId: a.agent.clientId, userId: 'racing-starts', appId: 'demo', usedAt: null },
+    });
+    expect(live).toBe(20);
+  });
+
   it('makes 20 concurrent calls over both servers on an expiring token cause exactly one refresh', async () => {
     expect(redirectQuery(await a.connect('crowd')).get('status')).toBe('success');
     a.clock.advance(INTO_REFRESH_WINDOW);
