@@ -389,8 +389,13 @@ const OTHER_PATHS = {
       operationId: 'oauthComplete',
       tags: ['oauth'],
       summary: 'The page an authorization started from MCP ends on',
-      description: 'A short HTML page telling the user the outcome; it never shows a token or a code.',
+      description:
+        'A short HTML page telling the user the outcome of the flow named by `flow` (an id the callback puts ' +
+        'there), as the server recorded it; an unknown id gets a neutral page. It never shows a token or a code.',
       security: [],
+      parameters: [
+        { name: 'flow', in: 'query' as const, required: false, schema: { type: 'string' as const } },
+      ],
       responses: { '200': text('HTML page', 'text/html') },
     },
   },

@@ -108,6 +108,28 @@ export class OAuthStateRepository {
   }
 
   /**
+   * Records how a flow started from MCP ended (`success` or a reason), for /oauth/complete.
+   * `ifUnset`: only when no outcome is recorded yet.
+   */
+  async recordOutcome(id: string, outcome: string, ifUnset: boolean): Promise<void> {
+    await this.prisma.oAuthState.updateMany({
+      where: { id, redirectUri: null, ...(ifUnset ? { outcome: null } : {}) },
+      data: { outcome },
+    });
+  }
+
+  /**
+   * A flow started from MCP, by its id: its app and recorded outcome (null while it runs), or null
+   * when no such flow is known (never one with a client redirect URI).
+   */
+  findFlow(id: string): Promise<{ appId: string; outcome: string | null } | null> {
+    return this.prisma.oAuthState.findFirst({
+      where: { id, redirectUri: null },
+      select: { appId: true, outcome: true },
+    });
+  }
+
+  /**
    * Forgets states that expired more than LIMITS.oauthStateRetentionMs ago (a late callback within
    * that time still gets its 302). At most once a minute per server; never awaited by a request.
    */

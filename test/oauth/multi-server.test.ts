@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../server/config.ts';
+import { startAuthorization } from '../../server/oauth/initiate.ts';
+import { isOAuthApp } from '../../server/oauth/provider.ts';
 import { hasPostgres } from '../support/db.ts';
+import { call } from '../support/server.ts';
 import { type Harness, redirectQuery, startHarness } from './harness.ts';
 
 const INTO_REFRESH_WINDOW = 300_000 - LIMITS.refreshSkewMs;
@@ -45,6 +48,17 @@ describe.runIf(hasPostgres())('end-user OAuth across two servers on one PostgreS
       where: { clientId: a.agent.clientId, userId: 'racing-starts', appId: 'demo', usedAt: null },
     });
     expect(live).toBe(20);
+  });
+
+  it('shows the outcome of a flow from MCP on either server (issue 23)', async () => {
+    const app = await a.server.app.deps.apps.get('demo');
+    if (!app || !isOAuthApp(app)) throw new Error('demo is not an oauth2 app');
+    const flow = await startAuthorization(a.server.app.deps, a.agent.clientId, 'paged-twice', app, null);
+    const back = await a.provider.authorize(flow.authorizationUrl, { account: 'paged-twice' });
+    const location = (await a.callback(back)).headers.get('location') as string;
+    const page = await call(b.server.url, 'GET', `/oauth/complete${new URL(location).search}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<strong>demo</strong> is now connected');
   });
 
   it('makes 20 concurrent calls over both servers on an expiring token cause exactly one refresh', async () => {
