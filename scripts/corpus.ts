@@ -17,19 +17,16 @@
  *   npm run corpus -- --json out.json   also write every document's outcome
  *   npm run corpus -- --cache <dir>     another cache folder
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { type EchoUpstream, startEchoUpstream } from '../test/support/echo-upstream.ts';
 import { type CorpusDocument, fetchPackages, listDocuments } from './corpus/documents.ts';
+import { memoryOf, provisionAgent, startServer } from './corpus/server.ts';
 import { ms, pct, percentile, reasonKind } from './corpus/stats.ts';
-import { freePort } from './demo/free-port.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 /** The documents measured as "the largest": this many by size, plus every named API. */
 const LARGEST = 10;
@@ -91,7 +88,7 @@ async function main(): Promise<void> {
         ];
       }
       outcomes.push(outcome);
-      rss.push(await rssOf(server.child));
+      rss.push((await memoryOf(server.child)).rss);
       if ((index + 1) % 100 === 0) log(`  ${index + 1} / ${documents.length}`);
     }
   } finally {
@@ -119,33 +116,6 @@ async function main(): Promise<void> {
   }
 }
 
-async function startServer(adminKey: string): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATABASE_URL: 'pglite:memory',
-      TOOLGATE_ADMIN_KEY: adminKey,
-      LOCAL_KEK: randomBytes(32).toString('base64'),
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let text = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      text += chunk.toString();
-      const match = /toolgate: listening on (\S+);/.exec(text);
-      if (match) resolve(match[1] as string);
-    });
-    child.once('exit', (code) => reject(new Error(`the server exited (${code}): ${text}`)));
-  });
-  return { url, child };
-}
-
 /** Back-to-back /healthz probes for the whole run, each with its start time and latency. */
 function startProbe(url: string): { samples: { at: number; ms: number }[]; stop(): void } {
   const samples: { at: number; ms: number }[] = [];
@@ -162,20 +132,6 @@ function startProbe(url: string): { samples: { at: number; ms: number }[]; stop(
     }
   })();
   return { samples, stop: () => (running = false) };
-}
-
-async function provisionAgent(url: string, adminKey: string): Promise<{ apiKey: string; clientId: string }> {
-  const headers = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
-  const created = await fetch(`${url}/admin/clients`, { method: 'POST', headers, body: '{"name":"corpus"}' });
-  const client = (await created.json()) as { clientId: string };
-  const key = (await (
-    await fetch(`${url}/admin/clients/${client.clientId}/api-keys`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ scopes: ['tools:execute'] }),
-    })
-  ).json()) as { apiKey: string };
-  return { apiKey: key.apiKey, clientId: client.clientId };
 }
 
 function countOperations(text: string): number {
@@ -269,15 +225,6 @@ async function runOneTool(
   await reply.text();
   outcome.ran = reply.status === 200 && upstream.requests.length === before + 1 ? 200 : reply.status;
   outcome.ranTool = tool.toolId;
-}
-
-async function rssOf(child: ChildProcess): Promise<number> {
-  try {
-    const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
-    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
-  } catch {
-    return 0;
-  }
 }
 
 function report(outcomes: Outcome[], samples: { at: number; ms: number }[], rss: number[]): void {

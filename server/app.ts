@@ -19,6 +19,7 @@ import { GrantCache } from './oauth/grant-cache.ts';
 import { IssuerPolicy } from './oauth/issuer.ts';
 import { createRefreshFlights } from './oauth/refresh-flights.ts';
 import { OAuthStateRepository } from './oauth/state-repository.ts';
+import { ToolSearch } from './search/service.ts';
 
 export interface App {
   deps: AppDeps;
@@ -45,6 +46,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const metrics = createMetrics();
   const envelope = createEnvelope({ kms: countKmsCalls(await createKms(config.kms), metrics) });
   const db = await openDatabase(config.databaseUrl);
+  const apps = new AppRegistry(db.prisma, envelope, clock, logger);
   const deps: AppDeps = {
     config,
     db,
@@ -52,7 +54,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     logger,
     keys: new ApiKeyVerifier(db.prisma, clock, logger, config.adminKey),
     envelope,
-    apps: new AppRegistry(db.prisma, envelope, clock, logger),
+    apps,
+    search: new ToolSearch(db.prisma, apps, clock, logger),
     limiter: new SlidingWindowLimiter(config.rateLimitPerKeyPerMin),
     metrics,
     idempotency: new IdempotencyService(db.prisma, clock, logger, idempotencySettings(config)),

@@ -73,6 +73,7 @@ const envSchema = z
         'must be comma-separated origins such as https://app.example (scheme, host and optional port)',
       )
       .default(''),
+    MCP_MAX_LISTED_TOOLS: integer(0, 1_000_000).default(128),
     UPSTREAM_TIMEOUT_MS: integer(1, 600_000).default(30_000),
     RATE_LIMIT_PER_KEY_PER_MIN: integer(0, 10_000_000).default(600),
     LOG_LEVEL: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
@@ -102,6 +103,8 @@ export interface Config {
   maxUpstreamBodyBytes: number;
   /** Browser origins allowed to call /mcp (exact `scheme://host[:port]`). */
   mcpAllowedOrigins: string[];
+  /** Above this many tools (after `apps`), `/mcp` lists the search pair instead of the catalog (mode=auto). */
+  mcpMaxListedTools: number;
   upstreamTimeoutMs: number;
   rateLimitPerKeyPerMin: number;
   logLevel: (typeof LOG_LEVELS)[number];
@@ -195,6 +198,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): ConfigResult {
     maxDocumentBytes: e.MAX_DOCUMENT_BYTES,
     maxUpstreamBodyBytes: e.MAX_UPSTREAM_BODY_BYTES,
     mcpAllowedOrigins: originList(e.MCP_ALLOWED_ORIGINS).map((origin) => new URL(origin).origin),
+    mcpMaxListedTools: e.MCP_MAX_LISTED_TOOLS,
     upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
     rateLimitPerKeyPerMin: e.RATE_LIMIT_PER_KEY_PER_MIN,
     logLevel: e.LOG_LEVEL,

@@ -12,6 +12,7 @@ import type { GrantCache } from './oauth/grant-cache.ts';
 import type { IssuerPolicy } from './oauth/issuer.ts';
 import type { RefreshFlights } from './oauth/refresh-flights.ts';
 import type { OAuthStateRepository } from './oauth/state-repository.ts';
+import type { ToolSearch } from './search/service.ts';
 
 /** What lives as long as the server: built once in app.ts, shared by every request. */
 export interface AppDeps {
@@ -22,6 +23,8 @@ export interface AppDeps {
   keys: ApiKeyVerifier;
   envelope: Envelope;
   apps: AppRegistry;
+  /** Ranked tool search over every app's segment (GET /tools?q=, MCP search mode). */
+  search: ToolSearch;
   limiter: SlidingWindowLimiter;
   idempotency: IdempotencyService;
   /** Prometheus metrics: the tool-call core reports each call (recordCall), OAuth each refresh. */

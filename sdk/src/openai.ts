@@ -9,28 +9,30 @@ import type {
   ChatCompletion,
   ChatCompletionFunctionTool,
   ChatCompletionMessage,
+  ChatCompletionMessageParam,
   ChatCompletionToolMessageParam,
 } from 'openai/resources/chat/completions';
-import type { FunctionTool, Response, ResponseInputItem } from 'openai/resources/responses/responses';
+import type {
+  FunctionTool,
+  Response,
+  ResponseInput,
+  ResponseInputItem,
+} from 'openai/resources/responses/responses';
+import { loadToolsetFor } from './adapters/load.ts';
+import type { ToolsetOptions } from './adapters/options.ts';
 import { dropOptionalNulls, OPENAI_STRICT, portableSchema, strictSchema } from './adapters/schemas.ts';
-import {
-  loadToolset,
-  type ToolCallOutcome,
-  type Toolset,
-  type ToolsetOptions,
-  type ToolsetTool,
-} from './adapters/toolset.ts';
+import type { OfferedTool } from './adapters/search-pair.ts';
+import { OPENAI_LIMITS, type ToolStrategy } from './adapters/strategy.ts';
+import type { ToolCallOutcome, Toolset, ToolsetTool } from './adapters/toolset.ts';
 import type { Result } from './results.ts';
 import type { Toolgate } from './toolgate.ts';
 
 export type { ModelToolOutput } from './adapters/model-output.ts';
-export type {
-  ToolCallOutcome,
-  Toolset,
-  ToolsetAuthorization,
-  ToolsetOptions,
-  ToolsetTool,
-} from './adapters/toolset.ts';
+export type { ToolsetAuthorization, ToolsetOptions } from './adapters/options.ts';
+export type { OfferedTool } from './adapters/search-pair.ts';
+export type { ToolStrategy } from './adapters/strategy.ts';
+export type { ToolCallOutcome, Toolset, ToolsetTool } from './adapters/toolset.ts';
+export type { ToolSelector, Turn } from './adapters/turn.ts';
 
 export interface OpenAIToolsOptions extends ToolsetOptions {
   /**
@@ -55,8 +57,27 @@ interface FunctionCall {
   arguments: string;
 }
 
+/** One turn's definitions for both APIs (`forTurn`). */
+export interface OpenAITurnTools {
+  /** `tools` of this turn's `chat.completions.create`. */
+  chatCompletions: ChatCompletionFunctionTool[];
+  /** `tools` of this turn's `responses.create`. */
+  responses: FunctionTool[];
+  /** The tools selected for the turn; `undefined` when nothing was selected (the default definitions). */
+  selected: ToolsetTool[] | undefined;
+}
+
+interface Definition {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  strict: boolean;
+}
+
 /**
- * The tools for OpenAI: definitions for both APIs and the handler of their calls.
+ * The tools for OpenAI: definitions for both APIs and the handler of their calls. Never more than
+ * 128 definitions (OpenAI's limit per request, or `maxTools`): a larger catalog is offered as
+ * `search_tools` + `call_tool` (`strategy: 'search'`), or a turn's own selection (`forTurn`).
  *
  * @example
  * const completion = await openai.chat.completions.create({ model, messages, tools: tools.chatCompletions });
@@ -64,32 +85,70 @@ interface FunctionCall {
  */
 export class OpenAITools {
   readonly toolset: Toolset;
+  /** How the model reaches the tools: `all` (a definition each) or `search` (the search pair). */
+  readonly strategy: ToolStrategy;
   /** `tools` of `chat.completions.create`. */
   readonly chatCompletions: ChatCompletionFunctionTool[];
   /** `tools` of `responses.create`. */
   readonly responses: FunctionTool[];
-  /** Function name → whether it is sent strict, or why not. */
+  /** Function name → whether it is sent strict, or why not (each tool defined so far). */
   readonly strictness: ReadonlyMap<string, { strict: true } | { strict: false; reason: string }>;
-  readonly #strict: ReadonlySet<string>;
+  readonly #strictness = new Map<string, { strict: true } | { strict: false; reason: string }>();
+  readonly #definitions = new Map<string, Definition>();
+  readonly #strict: boolean;
 
   constructor(toolset: Toolset, strict: boolean) {
     this.toolset = toolset;
-    const strictness = new Map<string, { strict: true } | { strict: false; reason: string }>();
-    const definitions = toolset.tools.map((tool) => {
-      const converted = strict ? strictSchema(tool.parameters, OPENAI_STRICT) : undefined;
-      if (converted?.ok) strictness.set(tool.name, { strict: true });
-      else strictness.set(tool.name, { strict: false, reason: converted?.reason ?? 'strict mode is off' });
-      return {
-        name: tool.name,
-        description: tool.description,
-        parameters: converted?.ok ? converted.schema : portableSchema(tool.parameters),
-        strict: converted?.ok === true,
-      };
-    });
-    this.strictness = strictness;
-    this.#strict = new Set(definitions.filter((d) => d.strict).map((d) => d.name));
-    this.chatCompletions = definitions.map((d) => ({ type: 'function', function: d }));
-    this.responses = definitions.map((d) => ({ type: 'function', ...d }));
+    this.strategy = toolset.strategy;
+    this.strictness = this.#strictness;
+    this.#strict = strict;
+    const definitions = toolset.offered.map((tool) => this.#define(tool));
+    this.chatCompletions = definitions.map(chatTool);
+    this.responses = definitions.map(responsesTool);
+  }
+
+  /**
+   * The definitions of one turn: the tools that fit its text (the last user message; see
+   * `select` and `limit`), and with the `search` strategy `search_tools` + `call_tool` besides.
+   * Without a selection (no text, or nothing found) the default definitions. Calls of every tool offered so far are
+   * answered by `handleToolCalls`.
+   *
+   * @example
+   * const turn = await tools.forTurn(messages);
+   * if (!turn.ok) throw new Error(failureMessage(turn));
+   * const completion = await openai.chat.completions.create({ model, messages, tools: turn.chatCompletions });
+   */
+  async forTurn(
+    input: string | readonly ChatCompletionMessageParam[] | ResponseInput,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<Result<OpenAITurnTools>> {
+    const selected = await this.toolset.selectFor(input, options);
+    if (!selected.ok) return selected;
+    const definitions = this.toolset.offeredWith(selected.tools).map((tool) => this.#define(tool));
+    return {
+      ok: true,
+      chatCompletions: definitions.map(chatTool),
+      responses: definitions.map(responsesTool),
+      selected: selected.tools,
+      requestId: selected.requestId,
+    };
+  }
+
+  #define(tool: OfferedTool): Definition {
+    const known = this.#definitions.get(tool.name);
+    if (known) return known;
+    const converted = this.#strict ? strictSchema(tool.parameters, OPENAI_STRICT) : undefined;
+    if (converted?.ok) this.#strictness.set(tool.name, { strict: true });
+    else
+      this.#strictness.set(tool.name, { strict: false, reason: converted?.reason ?? 'strict mode is off' });
+    const definition = {
+      name: tool.name,
+      description: tool.description,
+      parameters: converted?.ok ? converted.schema : portableSchema(tool.parameters),
+      strict: converted?.ok === true,
+    };
+    this.#definitions.set(tool.name, definition);
+    return definition;
   }
 
   /**
@@ -142,10 +201,10 @@ export class OpenAITools {
     calls: FunctionCall[],
     options: HandleToolCallsOptions,
   ): Promise<Array<{ call: FunctionCall; outcome: ToolCallOutcome }>> {
-    const ours = calls.filter((call) => this.toolset.get(call.name) !== undefined);
+    const ours = calls.filter((call) => this.toolset.definition(call.name) !== undefined);
     return Promise.all(
       ours.map(async (call) => {
-        const tool = this.toolset.get(call.name) as ToolsetTool;
+        const tool = this.toolset.definition(call.name) as OfferedTool;
         const outcome = await this.toolset.call(
           call.name,
           this.#arguments(tool, call.arguments),
@@ -158,19 +217,32 @@ export class OpenAITools {
   }
 
   /** The model's JSON arguments; text that is not JSON goes on as is and is refused as not an object. */
-  #arguments(tool: ToolsetTool, text: string): unknown {
+  #arguments(tool: OfferedTool, text: string): unknown {
     let parsed: unknown;
     try {
       parsed = text.trim() === '' ? {} : JSON.parse(text);
     } catch {
       return text;
     }
-    return this.#strict.has(tool.name) ? dropOptionalNulls(tool.parameters, parsed) : parsed;
+    return this.#definitions.get(tool.name)?.strict === true
+      ? dropOptionalNulls(tool.parameters, parsed)
+      : parsed;
   }
 }
 
+function chatTool(definition: Definition): ChatCompletionFunctionTool {
+  return { type: 'function', function: { ...definition } };
+}
+
+function responsesTool(definition: Definition): FunctionTool {
+  return { type: 'function', ...definition };
+}
+
 /**
- * Reads the catalog and makes the OpenAI tools of one end user.
+ * Reads the catalog and makes the OpenAI tools of one end user, within OpenAI's 128 tools per
+ * request: the whole catalog while it fits, else `search_tools` + `call_tool` (`strategy: 'auto'`);
+ * `strategy: 'all'` over the limit throws, naming the options that narrow it. `query` offers the
+ * best tools for one task instead; `forTurn` selects them turn by turn.
  *
  * @example
  * import OpenAI from 'openai';
@@ -178,7 +250,7 @@ export class OpenAITools {
  *
  * const loaded = await createOpenAITools(toolgate, {
  *   userId: 'user-42',
- *   apps: ['github'],
+ *   apps: ['github'], // 1,223 tools: search_tools + call_tool
  *   authorization: { clientRedirectUri: 'https://agent.example/oauth/done' },
  * });
  * if (!loaded.ok) throw new Error(failureMessage(loaded));
@@ -189,7 +261,7 @@ export async function createOpenAITools(
   toolgate: Toolgate,
   options: OpenAIToolsOptions = {},
 ): Promise<Result<{ tools: OpenAITools }>> {
-  const loaded = await loadToolset(toolgate, options);
+  const loaded = await loadToolsetFor(toolgate, options, OPENAI_LIMITS);
   if (!loaded.ok) return loaded;
   return {
     ok: true,

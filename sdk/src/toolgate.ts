@@ -15,6 +15,7 @@ import {
   assertOptionalMs,
   assertOptionalSignal,
   assertOptionalString,
+  assertOptionalStrings,
   assertString,
   ToolgateArgumentError,
 } from './assert.ts';
@@ -60,6 +61,40 @@ export interface ListToolsOptions {
 
 /** The largest page `GET /tools` serves (docs/reference.md "Agent endpoints"). */
 export const LIST_TOOLS_MAX_LIMIT = 1000;
+
+export interface SearchToolsOptions {
+  /** Only the tools of these apps (default: every app the key may run). */
+  apps?: string[];
+  /** How many of the best-ranked tools, 1–1000 (default 20, as the server's). */
+  limit?: number;
+  signal?: AbortSignal;
+}
+
+/** A tool `searchTools` found; `score` is its relevance to the text (higher is closer). */
+export type SearchedTool = ToolView;
+
+/** Tools a search answers when the caller names no `limit`: the server's default for `q`. */
+export const SEARCH_TOOLS_DEFAULT_LIMIT = 20;
+
+/**
+ * Search text sent at most: relevance gains nothing from more, and servers before ranked search
+ * refuse a longer `q`.
+ */
+export const SEARCH_TEXT_MAX = 1000;
+
+/**
+ * The text of a search as `GET /tools?q=` takes it: control characters (line breaks of a chat
+ * message included) become spaces, runs of spaces one, and the text ends at
+ * {@link SEARCH_TEXT_MAX} characters, at a word's end where there is one.
+ */
+export function searchText(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: they are what this removes
+  const flat = text.replace(/[\u0000-\u001f\u007f\s]+/g, ' ').trim();
+  if (flat.length <= SEARCH_TEXT_MAX) return flat;
+  const cut = flat.slice(0, SEARCH_TEXT_MAX);
+  const space = cut.lastIndexOf(' ');
+  return space > 0 ? cut.slice(0, space) : cut;
+}
 
 const RETRYABLE: ReadonlySet<string> = new Set<Failure['error']>([
   'network_error',
@@ -234,6 +269,60 @@ export class Toolgate implements AuthLoopClient {
       nextCursor: answer.value.next_cursor,
       requestId: answer.requestId,
     };
+  }
+
+  /**
+   * The tools that fit a task, best first (`GET /tools?q=…`, ranked by relevance): describe the
+   * task as a person would ("open a bug report in acme/app") and the best matches come first, each
+   * with its `score`. `apps` narrows the search to those apps; `limit` (1–1000, default 20) is how
+   * many of the best are answered. Line breaks and other control characters in `text` count as
+   * spaces, and only its first 1,000 characters are searched.
+   *
+   * @example
+   * const found = await toolgate.searchTools('open a bug report in acme/app', { apps: ['github'], limit: 5 });
+   * if (found.ok) {
+   *   for (const tool of found.tools) console.log(tool.toolId, tool.score, tool.title);
+   *   const best = found.tools[0];
+   *   if (best) await toolgate.execute(best.toolId, { owner: 'acme', repo: 'app', body: { title: 'Crash on start' } });
+   * }
+   */
+  async searchTools(
+    text: string,
+    options: SearchToolsOptions = {},
+  ): Promise<Result<{ tools: SearchedTool[] }>> {
+    assertString(text, '"text"');
+    assertObject(options, '"options"');
+    assertOptionalStrings(options.apps, 'options.apps');
+    const limit = options.limit ?? SEARCH_TOOLS_DEFAULT_LIMIT;
+    if (!Number.isInteger(limit) || limit < 1 || limit > LIST_TOOLS_MAX_LIMIT) {
+      throw new ToolgateArgumentError(
+        `options.limit must be a whole number from 1 to ${LIST_TOOLS_MAX_LIMIT}`,
+        'ERR_INVALID_ARG_VALUE',
+      );
+    }
+    assertOptionalSignal(options.signal, 'options.signal');
+    const q = searchText(text);
+    if (q === '') return { ok: true, tools: [], requestId: undefined };
+    const apps = options.apps && [...new Set(options.apps)];
+    if (apps?.length === 0) return { ok: true, tools: [], requestId: undefined };
+    const answer = await this.#transport.send({
+      method: 'GET',
+      path: 'tools',
+      searchParams: {
+        q,
+        // One app is the contract's `appId`; several are `apps`.
+        appId: apps?.length === 1 ? apps[0] : undefined,
+        apps: apps && apps.length > 1 ? apps.join(',') : undefined,
+        limit: String(limit),
+      },
+      signal: options.signal,
+      schema: listToolsOutput,
+    });
+    if (!answer.ok) return answer;
+    // A server that does not know `apps` answers every app's tools: keep the ones asked for.
+    const wanted = apps && new Set(apps);
+    const tools = wanted ? answer.value.tools.filter((tool) => wanted.has(tool.appId)) : answer.value.tools;
+    return { ok: true, tools: tools.slice(0, limit), requestId: answer.requestId };
   }
 
   /**

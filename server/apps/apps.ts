@@ -50,7 +50,10 @@ export async function putApp(
 ): Promise<Result<PutAppValue, Issue[]>> {
   const { publicAuth, secret } = splitSecret(input.auth);
   const service = serviceParameter(publicAuth);
-  const compiled = await compiler.compile(input.openapi, service ? { service } : {});
+  const compiled = await compiler.compile(input.openapi, {
+    ...(service ? { service } : {}),
+    app: { appId: input.appId, provider: input.provider },
+  });
   if (!compiled.ok) return err(compiled.error);
   const baseUrl = input.baseUrl ?? compiled.value.serverUrl;
   if (!baseUrl) {
@@ -69,6 +72,7 @@ export async function putApp(
     // exactly as they came out of the registration.
     openapi: compiled.value.documentText,
     catalog: compiled.value.catalogText,
+    search: compiled.value.searchText,
     authType: input.auth.type,
     authConfig: publicAuth as Prisma.InputJsonValue,
     authSecret: authSecret === null ? null : new Uint8Array(authSecret),

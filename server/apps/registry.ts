@@ -62,6 +62,7 @@ export class AppRegistry {
   readonly #loads = new SingleFlight<string, LoadedApp | null>();
   /** Compiles documents off the event loop, for registrations and for catalogs of an older format. */
   readonly compiler = new DocumentCompiler();
+  readonly #listeners: Array<(appId: string) => void> = [];
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -118,6 +119,12 @@ export class AppRegistry {
   /** Forget an app at once in this process (after a change made here). */
   invalidate(appId: string): void {
     this.#entries.delete(appId);
+    for (const listener of this.#listeners) listener(appId);
+  }
+
+  /** Called with the app's id whenever `invalidate` is (the search index follows the registry). */
+  onInvalidate(listener: (appId: string) => void): void {
+    this.#listeners.push(listener);
   }
 
   #load(appId: string, now: number): Promise<LoadedApp | null> {
@@ -173,7 +180,10 @@ export class AppRegistry {
   /** A catalog of an older format (or none): compiled again from the stored document and stored back. */
   async #recompile(row: AppRow, auth: PublicAuth): Promise<CompiledApp | null> {
     const service = serviceParameter(auth);
-    const outcome = await this.compiler.compile(row.openapi, service ? { service } : {});
+    const outcome = await this.compiler.compile(row.openapi, {
+      ...(service ? { service } : {}),
+      app: { appId: row.id, provider: row.provider },
+    });
     if (!outcome.ok) {
       this.logger.error(
         { appId: row.id, issues: outcome.error.slice(0, 5) },
@@ -185,7 +195,11 @@ export class AppRegistry {
     await this.prisma.app.updateMany({
       where: { id: row.id, updatedAt: row.updatedAt },
       // The version stays the same (Prisma would stamp a new updated_at): other servers keep their cache.
-      data: { catalog: outcome.value.catalogText, updatedAt: row.updatedAt },
+      data: {
+        catalog: outcome.value.catalogText,
+        search: outcome.value.searchText,
+        updatedAt: row.updatedAt,
+      },
     });
     return openCatalog(outcome.value.catalogText);
   }

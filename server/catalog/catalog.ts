@@ -16,16 +16,15 @@
  */
 import type { Ajv2020, ValidateFunction } from 'ajv/dist/2020.js';
 import { err, ok, type Result } from '../result.ts';
+import { buildSegment } from '../search/segment.ts';
 import { documentServerUrl, loadDocument } from './document.ts';
+import { CATALOG_FORMAT } from './format.ts';
 import { unpackText } from './packing.ts';
 import { child } from './pointer.ts';
 import { type BuildOptions, type BuildOutcome, buildUpstreamRequest } from './request.ts';
 import { deriveTools } from './tools.ts';
 import type { Issue, OpenApiVersion, ServiceParameter, SkippedOperation, Tool } from './types.ts';
 import { createAjv, errorsToIssues } from './validate.ts';
-
-/** Bumped whenever what `compileDocument` produces changes: stored catalogs of another format are recompiled. */
-export const CATALOG_FORMAT = 1;
 
 export interface CompiledTool {
   readonly name: string;
@@ -35,8 +34,6 @@ export interface CompiledTool {
   validate(parameters: unknown): Issue[];
   /** The upstream request for validated `parameters`. */
   buildRequest(baseUrl: string, parameters: unknown, options?: BuildOptions): BuildOutcome;
-  /** Whether every word (lower-case) occurs in the tool's name, summary or description. */
-  matches(words: string[]): boolean;
   /** About how many characters the tool's definition takes in an answer (schema and description). */
   readonly size: number;
 }
@@ -67,6 +64,8 @@ export interface CompileOptions {
   service?: ServiceParameter;
   /** Prepended to every issue's pointer (default `/openapi`: the document is the registration's `openapi`). */
   pointerPrefix?: string;
+  /** The app's id and provider label: its words join every tool's in the search segment. */
+  app?: { appId: string; provider: string };
 }
 
 export interface CompiledDocument {
@@ -74,6 +73,8 @@ export interface CompiledDocument {
   catalogText: string;
   /** The document as stored: the registration's text, or its JSON. */
   documentText: string;
+  /** The app's search segment as stored (server/search/segment.ts). */
+  searchText: string;
   tools: string[];
   skipped: SkippedOperation[];
   serverUrl: string | null;
@@ -118,9 +119,15 @@ export async function compileDocument(
     })),
     skipped: derived.skipped,
   };
+  const info = document.document.info as { title?: unknown } | undefined;
   return ok({
     catalogText: JSON.stringify(catalog),
     documentText: document.text,
+    searchText: buildSegment(derived.tools, {
+      appId: options.app?.appId ?? '',
+      provider: options.app?.provider ?? '',
+      title: typeof info?.title === 'string' ? info.title : null,
+    }),
     tools: derived.tools.map((tool) => tool.name),
     skipped: derived.skipped,
     serverUrl,
@@ -163,7 +170,6 @@ class LazyTool implements CompiledTool {
   readonly #ajv: () => Ajv2020;
   #tool: Tool | undefined;
   #validator: ValidateFunction | Error | undefined;
-  #haystack: string | undefined;
   /** Keys of the optional query, header and cookie parameters: `null` there means "leave it out". */
   readonly #omittable: Set<string>;
 
@@ -199,12 +205,6 @@ class LazyTool implements CompiledTool {
 
   buildRequest(baseUrl: string, parameters: unknown, options?: BuildOptions): BuildOutcome {
     return buildUpstreamRequest(this.tool, baseUrl, parameters, options);
-  }
-
-  matches(words: string[]): boolean {
-    this.#haystack ??= `${this.#stored.name}\n${this.#stored.description}`.toLowerCase();
-    const haystack = this.#haystack;
-    return words.every((word) => haystack.includes(word));
   }
 
   #validatorOrError(): ValidateFunction | Error {

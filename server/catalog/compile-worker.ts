@@ -22,6 +22,7 @@ parentPort?.on('message', async (job: CompileJob) => {
     if (outcome.ok) {
       outcome.value.catalogText = packText(outcome.value.catalogText);
       outcome.value.documentText = packText(outcome.value.documentText);
+      outcome.value.searchText = packText(outcome.value.searchText);
     }
     parentPort?.postMessage({ id: job.id, outcome });
   } catch (error) {

@@ -236,6 +236,7 @@ function deriveTool(
       operationId: typeof operation.operationId === 'string' ? operation.operationId : null,
       method: entry.method.toUpperCase(),
       pathTemplate: path,
+      ...(path === entry.path ? {} : { documentPath: entry.path }),
       fixedQuery,
       summary,
       operationDescription,
@@ -245,6 +246,9 @@ function deriveTool(
       parameters,
       body,
       scopes: scopesOf(document, operation),
+      tags: Array.isArray(operation.tags)
+        ? operation.tags.filter((tag): tag is string => typeof tag === 'string').slice(0, 20)
+        : [],
       accept: acceptOf(document, operation),
       parametersSchema,
     },

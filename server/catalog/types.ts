@@ -92,6 +92,8 @@ export interface Tool {
   method: string;
   /** The OpenAPI path without fragment and query, e.g. `/items/{itemId}`. */
   pathTemplate: string;
+  /** The path key as the document writes it, when it differs from `pathTemplate` (a fragment or query). */
+  documentPath?: string;
   /** The query a path key carried (`/search?type=user` → `type=user`), sent with every call; null when none. */
   fixedQuery: string | null;
   summary: string | null;
@@ -103,6 +105,8 @@ export interface Tool {
   body: ToolBody | null;
   /** OAuth scopes of the operation's security requirement (or the document's), sorted, unique. */
   scopes: string[];
+  /** The operation's `tags` (for search, docs/reference.md "Tool search"). */
+  tags: string[];
   /** Media types of the operation's 2xx responses, for the Accept header; null when none are declared. */
   accept: string | null;
   /** JSON Schema 2020-12 of the closed `parameters` object a caller sends. */

@@ -2,6 +2,9 @@ import type { Logger } from 'pino';
 import type { Caller, CallOutcome } from '../calls/call-tool.ts';
 import type { RequestLogFields } from '../logger.ts';
 
+export const MCP_MODES = ['auto', 'all', 'search'] as const;
+export type McpMode = (typeof MCP_MODES)[number];
+
 /** One authenticated `/mcp` request, as the adapter hands it to the MCP server it builds. */
 export interface McpCall {
   caller: Caller;
@@ -9,6 +12,8 @@ export interface McpCall {
   userId: string | undefined;
   /** The `apps` query filter; all the key's apps when absent. */
   apps: ReadonlySet<string> | undefined;
+  /** The `mode` query: the catalog, the search pair, or either by the catalog's size (the default). */
+  mode: McpMode;
   /** The tools/call arguments carry an own `__proto__` (parsers drop it; the contract reports it). */
   protoArguments: boolean;
   startedAt: number;

@@ -13,10 +13,11 @@ import { sendError, sendJson } from '../respond.ts';
 import { bodyFailure } from '../rest.ts';
 import type { RouteRequest } from '../route-table.ts';
 import { rememberInitialize } from './clients.ts';
-import { MCP_CALL, type McpCall } from './context.ts';
+import { MCP_CALL, MCP_MODES, type McpCall, type McpMode } from './context.ts';
 import { answerDirectCall, DirectCallRecognizer } from './direct-call.ts';
 import { MCP_PATH } from './path.ts';
 import { requestStateCodecs, STATE_BINDING, type StateBinding } from './request-state.ts';
+import { CALL_TOOL } from './search-mode.ts';
 import { mcpServerFactory } from './server.ts';
 
 export { MCP_PATH };
@@ -119,6 +120,11 @@ export function createMcpRoute(deps: AppDeps, options: { direct?: boolean } = {}
       const text = 'apps must be a comma-separated list of app ids.';
       return sendError(res, apiError('invalid_request', text, { issues: [{ path: '', message: text }] }));
     }
+    const mode = request.hasQuery ? (request.url.searchParams.get('mode') ?? 'auto') : 'auto';
+    if (!(MCP_MODES as readonly string[]).includes(mode)) {
+      const text = 'mode must be auto, all or search.';
+      return sendError(res, apiError('invalid_request', text, { issues: [{ path: '', message: text }] }));
+    }
     const userId = headerValue(req.headers, HEADER.userId);
     // Checked before anything is stored (the 2025-era capability memory keys on it).
     if (userId !== undefined && !userIdSchema.safeParse(userId).success) {
@@ -135,11 +141,19 @@ export function createMcpRoute(deps: AppDeps, options: { direct?: boolean } = {}
         new Date(deps.clock.now()),
       );
     }
-    const args = rpc.method === 'tools/call' ? rpc.params?.arguments : undefined;
+    const rpcArgs = rpc.method === 'tools/call' ? rpc.params?.arguments : undefined;
+    // call_tool (search mode) carries the tool's arguments one level down.
+    const args =
+      (rpc.params as { name?: unknown } | undefined)?.name === CALL_TOOL &&
+      rpcArgs !== null &&
+      typeof rpcArgs === 'object'
+        ? (rpcArgs as { arguments?: unknown }).arguments
+        : rpcArgs;
     const call: McpCall = {
       caller: { principal: principal, clientId },
       userId,
       apps,
+      mode: mode as McpMode,
       protoArguments: args !== null && typeof args === 'object' && Object.hasOwn(args, '__proto__'),
       startedAt,
       log: lazyLogger(logger, requestId),

@@ -11,10 +11,18 @@ import { admitCall, type CallOutcome, callTool } from '../calls/call-tool.ts';
 import { droppedParameterIssues } from '../calls/checks.ts';
 import type { AppDeps } from '../deps.ts';
 import { authorizationAnswer } from './authorization.ts';
-import { findMcpTool, mcpCatalog, mcpTool } from './catalog.ts';
+import { findMcpTool, type McpCatalogEntry, mcpCatalog, mcpTool } from './catalog.ts';
 import { MCP_CALL, type McpCall } from './context.ts';
 import type { AuthorizationState } from './request-state.ts';
 import { errorResult, successResult } from './results.ts';
+import {
+  CALL_TOOL,
+  callToolTarget,
+  listsSearchPair,
+  SEARCH_MODE_TOOLS,
+  SEARCH_TOOLS,
+  searchToolsResult,
+} from './search-mode.ts';
 
 /** Tools per `tools/list` page; the client follows `nextCursor` for the rest. */
 export const TOOLS_PAGE_SIZE = 100;
@@ -86,6 +94,7 @@ export function mcpServerFactory(
 
     server.setRequestHandler('tools/list', async (request) => {
       const offset = decodeCursor(request.params?.cursor);
+      if (await listsSearchPair(deps, call)) return { tools: offset === 0 ? SEARCH_MODE_TOOLS : [] };
       const catalog = await mcpCatalog(deps.apps, call.caller.principal, call.apps);
       const page = catalog.slice(offset, offset + TOOLS_PAGE_SIZE).map(mcpTool);
       const next = offset + TOOLS_PAGE_SIZE;
@@ -94,7 +103,16 @@ export function mcpServerFactory(
 
     server.setRequestHandler('tools/call', async (request, ctx) => {
       const { name } = request.params;
-      const entry = await findMcpTool(deps.apps, call.caller.principal, call.apps, name);
+      if (name === SEARCH_TOOLS) return searchToolsResult(deps, call, request.params.arguments);
+      let entry: McpCatalogEntry | null;
+      let args = request.params.arguments;
+      if (name === CALL_TOOL) {
+        const target = await callToolTarget(deps, call, args);
+        if ('refused' in target) return target.refused;
+        ({ entry, arguments: args } = target);
+      } else {
+        entry = await findMcpTool(deps.apps, call.caller.principal, call.apps, name);
+      }
       if (!entry) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
       const previous = ctx.mcpReq.requestState<AuthorizationState>();
       // Verified (signature, expiry, key/client/user binding) before we get here; the tool is ours to check.
@@ -103,8 +121,7 @@ export function mcpServerFactory(
       }
 
       // Settled when the direct path already ran it (direct-call.ts): never run a call twice.
-      const outcome =
-        call.settled ?? (await runMcpCall(deps, call, entry.toolId, request.params.arguments, previous));
+      const outcome = call.settled ?? (await runMcpCall(deps, call, entry.toolId, args, previous));
       if (outcome.ok) return server.projectCallToolResult(successResult(outcome.value.body), undefined);
       const body: ErrorBody = outcome.error.body;
       if (body.error === 'auth_required') {

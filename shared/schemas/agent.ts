@@ -20,18 +20,27 @@ export const toolSchema = z.object({
   toolId: z.string(),
   appId: z.string(),
   name: z.string(),
+  /** The operation's summary, else the tool's name. */
+  title: z.string(),
+  /** The operation's method and path as the document writes them. */
+  method: z.string(),
+  path: z.string(),
   description: z.string(),
   parameters: z.record(z.string(), z.unknown()),
   requiresUserAuth: z.boolean(),
   scopes: z.array(z.string()),
+  /** Relevance to `q`, in (0, 1]; present only when `q` is given (docs/reference.md "Tool search"). */
+  score: z.number().optional(),
 });
 export type ToolView = z.infer<typeof toolSchema>;
 
 /** GET /tools query (docs/reference.md "Agent endpoints"): all optional; `limit` arrives as text over REST. */
 export const listToolsInput = z.object({
   appId: plainString().min(1).max(128).optional(),
-  /** Words that must all occur, case-insensitively, in a tool's name, summary or description. */
-  q: plainString().max(1000).optional(),
+  /** Comma-separated app ids: only these apps' tools. */
+  apps: plainString().min(1).max(10_000).optional(),
+  /** A task in free text: the tools are ranked by relevance to it (docs/reference.md "Tool search"). */
+  q: plainString().max(20_000).optional(),
   limit: z.coerce.number().int().min(1).max(1000).optional(),
   /** The previous page's `next_cursor`. */
   cursor: plainString().min(1).max(1000).optional(),

@@ -48,6 +48,7 @@ function makeTool(pathTemplate: string, parameters: ToolParameter[], extra: Part
     fixedQuery: null,
     summary: null,
     operationDescription: null,
+    tags: [],
     description: '',
     parameters,
     body: null,

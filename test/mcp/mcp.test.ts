@@ -110,7 +110,7 @@ describeBackends('MCP', (backend) => {
     });
 
     it('pages long lists with the spec cursor and narrows to `apps` (v1 and v2)', async () => {
-      const v1 = await connectV1(harness, { query: '?apps=bulk,plain' });
+      const v1 = await connectV1(harness, { query: '?apps=bulk,plain&mode=all' });
       try {
         const first = await v1.client.listTools();
         expect(first.tools).toHaveLength(100);

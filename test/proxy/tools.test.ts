@@ -14,6 +14,9 @@ const DEMO_TOOLS = [
     toolId: 'demo:::listItems',
     appId: 'demo',
     name: 'listItems',
+    title: 'listItems',
+    method: 'GET',
+    path: '/items',
     description: 'GET /items',
     parameters: {
       $schema: DIALECT,
@@ -31,6 +34,9 @@ const DEMO_TOOLS = [
     toolId: 'demo:::createItem',
     appId: 'demo',
     name: 'createItem',
+    title: 'createItem',
+    method: 'POST',
+    path: '/items',
     description: 'POST /items',
     parameters: {
       $schema: DIALECT,
@@ -58,6 +64,9 @@ const DEMO_TOOLS = [
     toolId: 'demo:::getItem',
     appId: 'demo',
     name: 'getItem',
+    title: 'getItem',
+    method: 'GET',
+    path: '/items/{itemId}',
     description: 'GET /items/{itemId}',
     parameters: {
       $schema: DIALECT,
@@ -74,6 +83,9 @@ const DEMO_TOOLS = [
     toolId: 'demo:::getMe',
     appId: 'demo',
     name: 'getMe',
+    title: 'getMe',
+    method: 'GET',
+    path: '/me',
     description: 'GET /me',
     parameters: { $schema: DIALECT, type: 'object', properties: {}, additionalProperties: false },
     requiresUserAuth: false,
@@ -205,6 +217,9 @@ describeBackends('GET /tools', (backend) => {
       toolId: 'oauthy:::getMe',
       appId: 'oauthy',
       name: 'getMe',
+      title: 'The signed-in user',
+      method: 'GET',
+      path: '/me',
       description: 'The signed-in user',
       parameters: { $schema: DIALECT, type: 'object', properties: {}, additionalProperties: false },
       requiresUserAuth: true,
@@ -249,18 +264,33 @@ describeBackends('GET /tools', (backend) => {
   });
 
   describe('search and paging', () => {
-    it('keeps the tools whose name, summary or description holds every word of q, case-insensitively', async () => {
-      const search = async (q: string) =>
-        ids((await tools(all, `?appId=demo&q=${encodeURIComponent(q)}`)).body);
-      expect(await search('get ITEM')).toEqual(['demo:::listItems', 'demo:::getItem']);
-      expect(await search('createitem')).toEqual(['demo:::createItem']);
-      expect(await search('  me   get ')).toEqual(['demo:::getMe']);
-      expect(await search('signed-in user')).toEqual([]);
-      expect(ids((await tools(all, '?q=signed-in%20user')).body)).toEqual([
-        'keyed:::getMe',
-        'oauthy:::getMe',
+    it('ranks the tools by q (docs/reference.md "Tool search"): the best first, a score on each, none without relevance', async () => {
+      const search = async (q: string, more = '') =>
+        (await tools(all, `?appId=demo&q=${encodeURIComponent(q)}${more}`)).body.tools.map(
+          (tool: { toolId: string; score: number }) => [tool.toolId, tool.score],
+        );
+      const items = await search('get ITEM');
+      // Both words, and the method a "get" asks for, first; then the other item, then the other get.
+      expect(items.map(([id]: [string]) => id)).toEqual([
+        'demo:::getItem',
+        'demo:::listItems',
+        'demo:::createItem',
+        'demo:::getMe',
       ]);
-      expect(await search('')).toEqual(DEMO_TOOLS.map((tool) => tool.toolId));
+      expect(items.every(([, score]: [string, number]) => score > 0 && score < 1)).toBe(true);
+      expect(items[0][1]).toBeGreaterThan(items[1][1]);
+      // An exact tool name (or composite id) comes first, with the highest score.
+      expect((await search('createitem'))[0]).toEqual(['demo:::createItem', 1]);
+      expect((await search('demo:::getMe'))[0]).toEqual(['demo:::getMe', 1]);
+      expect(await search('the of and')).toEqual([]);
+      expect(await search('signed-in user')).toEqual([]);
+      const across = (await tools(all, '?q=signed-in%20user')).body.tools.map(
+        (t: { toolId: string }) => t.toolId,
+      );
+      expect(across.slice(0, 2).sort()).toEqual(['keyed:::getMe', 'oauthy:::getMe']);
+      // Without q the catalog order holds and no score is given.
+      const plain = (await tools(all, '?appId=demo&q=%20')).body.tools;
+      expect(plain).toEqual(DEMO_TOOLS);
     });
 
     it('pages with limit and cursor; next_cursor is present only while more tools follow', async () => {
@@ -280,16 +310,21 @@ describeBackends('GET /tools', (backend) => {
 
       const exact = await tools(all, '?appId=demo&limit=4');
       expect(exact.body).toEqual({ tools: DEMO_TOOLS });
-      const first = await tools(all, '?appId=demo&limit=3&q=get');
-      expect(ids(first.body)).toEqual(['demo:::listItems', 'demo:::getItem', 'demo:::getMe']);
-      expect(first.body.next_cursor).toBeUndefined();
-      const short = await tools(all, '?appId=demo&limit=1&q=get');
-      expect(ids(short.body)).toEqual(['demo:::listItems']);
-      const rest = await tools(
-        all,
-        `?appId=demo&limit=5&q=get&cursor=${encodeURIComponent(short.body.next_cursor)}`,
-      );
-      expect(rest.body).toEqual({ tools: [DEMO_TOOLS[2], DEMO_TOOLS[3]] });
+      // A ranked list pages in its order: the pages together are the one long answer.
+      const ranked = ids((await tools(all, '?q=get%20items&limit=50')).body);
+      expect(ranked.length).toBeGreaterThan(3);
+      const paged: string[] = [];
+      let next: string | undefined;
+      do {
+        const reply = await tools(
+          all,
+          `?q=get%20items&limit=2${next ? `&cursor=${encodeURIComponent(next)}` : ''}`,
+        );
+        expect(reply.status).toBe(200);
+        paged.push(...ids(reply.body));
+        next = reply.body.next_cursor;
+      } while (next !== undefined);
+      expect(paged).toEqual(ranked);
     });
 
     // Issue 23: an answer the server builds is bounded, whatever the catalog holds.

@@ -20,13 +20,18 @@ export function successOutput(data: unknown): ModelToolOutput {
   return { ok: true, data };
 }
 
-interface Called {
-  /** The function name the model called. */
+export interface Called {
+  /** The tool's function name. */
   name: string;
   appId: string;
+  /** The function the model called it through (`call_tool` of the search pair), if not by its name. */
+  via?: string;
 }
 
-const again = (tool: Called) => `then call ${tool.name} again with the same arguments`;
+const again = (tool: Called) =>
+  tool.via
+    ? `then call ${tool.via} again with name ${tool.name} and the same arguments`
+    : `then call ${tool.name} again with the same arguments`;
 
 /** `auth_required` with a link to show the user (from `initiateOAuth`). */
 export function authorizationLinkOutput(tool: Called, reauth: boolean, start: OAuthStart): ModelToolOutput {

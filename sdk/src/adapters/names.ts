@@ -41,10 +41,26 @@ export async function nameTools(tools: readonly ToolView[]): Promise<Map<string,
       continue;
     }
     for (const tool of group) {
-      const digest = digestOf(composeToolId(tool.appId, tool.name));
-      // The hashed form of shared/tool-names.ts: 55 characters, `_`, 8 hex digits.
-      named.set(`${name.slice(0, MODEL_TOOL_NAME_MAX - 9)}_${digest.slice(0, 8)}`, tool);
+      named.set(hashedName(name, digestOf(composeToolId(tool.appId, tool.name))), tool);
     }
   }
   return named;
+}
+
+/** The hashed form of shared/tool-names.ts: 55 characters, `_`, 8 hex digits. */
+function hashedName(name: string, digest: string): string {
+  return `${name.slice(0, MODEL_TOOL_NAME_MAX - 9)}_${digest.slice(0, 8)}`;
+}
+
+/**
+ * The name of a tool found after the first ones were named (a search): its own name, unless that
+ * is already another tool's (`taken`: name → composite id), then the hashed form. Names given
+ * earlier never change, so a model's earlier calls keep working.
+ */
+export async function nameAmong(taken: ReadonlyMap<string, string>, tool: ToolView): Promise<string> {
+  const id = composeToolId(tool.appId, tool.name);
+  const digest = await sha256Hex(id);
+  const name = functionToolName(tool.appId, tool.name, () => digest);
+  const owner = taken.get(name);
+  return owner === undefined || owner === id ? name : hashedName(name, digest);
 }

@@ -1,63 +1,33 @@
 import { splitToolId } from '../../../shared/ids.ts';
 import type { ToolView } from '../../../shared/schemas/agent.ts';
 import type { ExecuteResult } from '../agent-calls.ts';
-import {
-  assertFunction,
-  assertObject,
-  assertOptionalMs,
-  assertOptionalSignal,
-  assertOptionalString,
-  assertString,
-  ToolgateArgumentError,
-} from '../assert.ts';
-import type { ExecuteWithAuthOptions, ExecuteWithAuthResult } from '../auth-loop.ts';
-import type { Failure, Result } from '../results.ts';
-import { LIST_TOOLS_MAX_LIMIT, type Toolgate } from '../toolgate.ts';
+import { assertOptionalSignal, ToolgateArgumentError } from '../assert.ts';
+import type { ExecuteWithAuthResult } from '../auth-loop.ts';
+import type { Result } from '../results.ts';
+import { searchText, type Toolgate } from '../toolgate.ts';
 import {
   authorizationLinkOutput,
   authorizationNeededOutput,
+  type Called,
   failureOutput,
   type ModelToolOutput,
   refusedOutput,
   successOutput,
 } from './model-output.ts';
-import { nameTools } from './names.ts';
-
-/** What the tools do when the end user has not authorized an app (`auth_required`). */
-export interface ToolsetAuthorization {
-  /** Registered on the client: where toolgate sends the user's browser after the provider. */
-  clientRedirectUri: string;
-  /**
-   * Without `wait` (the default) the tool answers the model at once with an authorization link
-   * to show the user (`POST /initiateOAuth`), and the model calls the tool again once they have
-   * connected. With `wait` the tool call itself waits: `executeWithAuth` hands the link to
-   * `onAuthorizationUrl`, polls until the connection is active, and runs the tool.
-   */
-  wait?: Pick<
-    ExecuteWithAuthOptions,
-    'onAuthorizationUrl' | 'timeoutMs' | 'pollIntervalMs' | 'maxPollIntervalMs' | 'onProgress'
-  >;
-}
-
-/** Options every adapter (`/ai`, `/openai`, `/anthropic`, `/langchain`) shares. */
-export interface ToolsetOptions {
-  /** The end user the tools act for (`X-Service-User-Id`); defaults to the client's `userId`. */
-  userId?: string;
-  /** Only the tools of these apps. */
-  apps?: string[];
-  /** Only these tools, by composite id (`github:::issues_create`); with `apps`, both sets. */
-  tools?: string[];
-  /** Catalog search (`GET /tools?q=`): words that must all occur in a tool's name or description. */
-  q?: string;
-  /** At most this many tools (OpenAI takes 128 per request). */
-  limit?: number;
-  /** Tools per `GET /tools` request, 1–1000 (default 1000); every page is read. */
-  pageSize?: number;
-  /** `auth_required` handling; without it the model is told the user must connect the app first. */
-  authorization?: ToolsetAuthorization;
-  /** Aborts loading the catalog. */
-  signal?: AbortSignal;
-}
+import { nameAmong } from './names.ts';
+import type { ToolsetAuthorization } from './options.ts';
+import { portableSchema } from './schemas.ts';
+import {
+  CALL_TOOL,
+  type FoundTool,
+  type OfferedTool,
+  SEARCH_TOOLS,
+  SEARCH_TOOLS_DEFAULT,
+  SEARCH_TOOLS_MAX,
+  searchPair,
+} from './search-pair.ts';
+import type { StrategyChoice, ToolStrategy } from './strategy.ts';
+import { type ToolSelector, turnOf } from './turn.ts';
 
 /** One tool as a model sees it, and the way back to toolgate. */
 export interface ToolsetTool {
@@ -66,6 +36,8 @@ export interface ToolsetTool {
   /** The composite id, `<appId>:::<toolName>`. */
   toolId: string;
   appId: string;
+  /** The operation's summary (else its name). */
+  title: string;
   description: string;
   /** The JSON Schema of `GET /tools`, unchanged (each adapter converts it for its provider). */
   parameters: Record<string, unknown>;
@@ -75,9 +47,9 @@ export interface ToolsetTool {
 
 /** The answer of one tool call, ready for any framework. */
 export interface ToolCallOutcome {
-  /** The name the model called. */
+  /** The name the model called (`call_tool` and `search_tools` included). */
   name: string;
-  /** The tool it maps to; `undefined` for a name that is not in the toolset. */
+  /** The tool that ran (through `call_tool` too); `undefined` when none did. */
   toolId: string | undefined;
   /** Whether the model should read it as an error (Anthropic `is_error`, LangChain's artifact). */
   isError: boolean;
@@ -85,8 +57,27 @@ export interface ToolCallOutcome {
   output: ModelToolOutput;
   /** `output` as JSON text, for tool messages that take a string. */
   text: string;
-  /** The SDK's own answer, for logs; `undefined` when no call was made (unknown name, bad arguments). */
+  /** The SDK's own answer of the tool call, for logs; `undefined` when no tool ran (an unknown name, bad arguments, a search). */
   result: ExecuteWithAuthResult | undefined;
+}
+
+/** What a {@link Toolset} is made of; {@link loadToolset} makes it. */
+export interface ToolsetInit {
+  client: Toolgate;
+  /** The tools offered from the start, by name. */
+  tools: ReadonlyMap<string, ToolsetTool>;
+  userId: string | undefined;
+  authorization: ToolsetAuthorization | undefined;
+  choice: StrategyChoice;
+  /** What the options allow: these apps, these tools (both `undefined`: every tool of the key). */
+  apps: readonly string[] | undefined;
+  named: readonly string[] | undefined;
+  /** The most definitions a provider is given at once. */
+  maxTools: number;
+  /** Tools a turn's search takes, and the most a turn may offer. */
+  turnLimit: number;
+  turnMax: number;
+  select: ToolSelector | undefined;
 }
 
 /** Pending calls kept for their idempotency key (those that met `auth_required` or a lost answer). */
@@ -107,9 +98,14 @@ const KEEP_KEY: ReadonlySet<string> = new Set([
   'aborted',
 ]);
 
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 /**
- * The tools of one end user, read from the catalog, named for models and callable by name. The
- * framework adapters wrap it; use it directly for a framework they do not cover.
+ * The tools of one end user, named for models and callable by name: the tools offered from the
+ * start, those a search found since, and — with the `search` strategy — `search_tools` and
+ * `call_tool`. The framework adapters wrap it; use it directly for a framework they do not cover.
  *
  * @example
  * const loaded = await loadToolset(toolgate, { userId: 'user-42', apps: ['github'] });
@@ -120,27 +116,51 @@ const KEEP_KEY: ReadonlySet<string> = new Set([
  */
 export class Toolset {
   readonly userId: string | undefined;
+  /** How the model reaches the tools: `all`, `search` or `defer` (never `auto`: this is the choice made). */
+  readonly strategy: ToolStrategy;
+  /** Why that strategy, in one sentence (the catalog's size against the provider's limit). */
+  readonly strategyReason: string;
+  /** The catalog's tools offered from the start: every one (`all`, `defer`) or none (`search`). */
   readonly tools: readonly ToolsetTool[];
-  readonly #byName: ReadonlyMap<string, ToolsetTool>;
+  /** The definitions a model is given by default: `tools`, or with `search` the search pair. */
+  readonly offered: readonly OfferedTool[];
+  /** The most definitions the provider is given at once (`options.maxTools`, or the provider's). */
+  readonly maxTools: number;
   readonly #client: Toolgate;
   readonly #authorization: ToolsetAuthorization | undefined;
+  readonly #byName = new Map<string, ToolsetTool>();
+  readonly #nameOf = new Map<string, string>();
+  readonly #pair: ReadonlyMap<string, OfferedTool>;
+  readonly #apps: readonly string[] | undefined;
+  readonly #named: ReadonlySet<string> | undefined;
+  readonly #turnLimit: number;
+  readonly #turnMax: number;
+  readonly #select: ToolSelector | undefined;
   /** (user, tool, arguments) → idempotency key, oldest first. */
   readonly #pending = new Map<string, string>();
 
-  constructor(
-    client: Toolgate,
-    tools: ReadonlyMap<string, ToolsetTool>,
-    userId: string | undefined,
-    authorization: ToolsetAuthorization | undefined,
-  ) {
-    this.#client = client;
-    this.#byName = tools;
-    this.tools = [...tools.values()];
-    this.userId = userId;
-    this.#authorization = authorization;
+  constructor(init: ToolsetInit) {
+    this.#client = init.client;
+    this.userId = init.userId;
+    this.#authorization = init.authorization;
+    this.strategy = init.choice.strategy;
+    this.strategyReason = init.choice.reason;
+    for (const tool of init.tools.values()) this.#remember(tool);
+    this.tools = [...init.tools.values()];
+    this.#apps = init.apps;
+    this.#named = init.named && new Set(init.named);
+    const scope =
+      init.apps || init.named ? [...new Set([...(init.apps ?? []), ...this.#namedApps()])] : undefined;
+    const pair = this.strategy === 'search' ? searchPair(scope) : [];
+    this.#pair = new Map(pair.map((tool) => [tool.name, tool]));
+    this.offered = this.strategy === 'search' ? pair : this.tools;
+    this.maxTools = init.maxTools;
+    this.#turnLimit = init.turnLimit;
+    this.#turnMax = init.turnMax;
+    this.#select = init.select;
   }
 
-  /** The tool behind a function name. */
+  /** The catalog tool behind a function name (offered from the start, or found by a search since). */
   get(name: string): ToolsetTool | undefined {
     return this.#byName.get(name);
   }
@@ -150,11 +170,94 @@ export class Toolset {
     return this.#byName.get(name)?.toolId;
   }
 
+  /** The definition behind a name a model may call: a catalog tool, or `search_tools`/`call_tool`. */
+  definition(name: string): OfferedTool | undefined {
+    return this.#pair.get(name) ?? this.#byName.get(name);
+  }
+
+  /**
+   * The definitions of a turn: the tools selected for it, and with the `search` strategy the search
+   * pair besides (to reach what the selection missed). No selection (`undefined`, or nothing found):
+   * {@link offered}, never an empty list (which providers refuse).
+   */
+  offeredWith(selected: readonly ToolsetTool[] | undefined): OfferedTool[] {
+    if (!selected?.length) return [...this.offered];
+    return [...selected, ...this.#pair.values()];
+  }
+
+  /**
+   * The best tools for a task, within what the options allow, named and callable from now on.
+   * `apps` narrows further.
+   *
+   * @example
+   * const found = await toolset.search('archive a zeppelin', { limit: 3 });
+   * if (found.ok) for (const tool of found.tools) await toolset.call(tool.name, { id: 'z-1' });
+   */
+  async search(
+    text: string,
+    options: { apps?: readonly string[]; limit?: number; signal?: AbortSignal } = {},
+  ): Promise<Result<{ tools: ToolsetTool[] }>> {
+    const allowed =
+      this.#apps || this.#named ? new Set([...(this.#apps ?? []), ...this.#namedApps()]) : undefined;
+    const apps = options.apps
+      ? options.apps.filter((app) => !allowed || allowed.has(app))
+      : allowed && [...allowed];
+    const found = await this.#client.searchTools(text, {
+      ...(apps ? { apps: [...apps] } : {}),
+      ...(options.limit !== undefined ? { limit: options.limit } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    if (!found.ok) return found;
+    const tools: ToolsetTool[] = [];
+    for (const view of found.tools)
+      if (this.#allows(view.appId, view.toolId)) tools.push(await this.#adopt(view));
+    return { ok: true, tools, requestId: found.requestId };
+  }
+
+  /**
+   * The tools of one turn (the per-turn selection): `options.select` of the turn, or a search for
+   * its text. `tools: undefined` when there is nothing to select by (no text, or `select` answered
+   * `undefined`): the turn keeps {@link offered}.
+   *
+   * @example
+   * const turn = await toolset.selectFor(messages); // the last user message is searched
+   * if (turn.ok) defineForMyFramework(toolset.offeredWith(turn.tools));
+   */
+  async selectFor(
+    input: string | readonly unknown[],
+    options: { signal?: AbortSignal } = {},
+  ): Promise<Result<{ tools: ToolsetTool[] | undefined }>> {
+    assertOptionalSignal(options.signal, 'options.signal');
+    const turn = turnOf(input);
+    const chosen = this.#select ? await this.#select(turn) : turn.text;
+    if (chosen === undefined) return { ok: true, tools: undefined, requestId: undefined };
+    if (typeof chosen === 'string') {
+      if (searchText(chosen) === '') return { ok: true, tools: undefined, requestId: undefined };
+      return this.search(chosen, { limit: this.#turnLimit, ...options });
+    }
+    if (!Array.isArray(chosen) || chosen.some((view) => !isRecord(view) || typeof view.toolId !== 'string')) {
+      throw new ToolgateArgumentError(
+        'options.select must answer a search text, tools (as searchTools or listTools answer them) or undefined',
+        'ERR_INVALID_ARG_TYPE',
+      );
+    }
+    if (chosen.length > this.#turnMax) {
+      throw new ToolgateArgumentError(
+        `options.select answered ${chosen.length} tools, more than the ${this.#turnMax} a turn may offer (options.maxTools${this.strategy === 'search' ? ', less the search pair' : ''})`,
+        'ERR_INVALID_ARG_VALUE',
+      );
+    }
+    const tools: ToolsetTool[] = [];
+    for (const view of chosen) tools.push(await this.#adopt(view));
+    return { ok: true, tools, requestId: undefined };
+  }
+
   /**
    * Runs the tool the model called by `name` with its arguments, for the toolset's user, and
    * answers what the model should read. Never throws for a failure of the call: an unknown name,
    * arguments that are not an object, `auth_required` or an upstream error all become an output
-   * the model can act on.
+   * the model can act on. With the `search` strategy, `search_tools` and `call_tool` are answered
+   * too: `call_tool` answers exactly what the tool called by its own name would.
    *
    * Every call carries an idempotency key. A call that met `auth_required` (or lost its answer)
    * keeps its key, and the model's retry of the same tool with the same arguments reuses it: the
@@ -162,25 +265,121 @@ export class Toolset {
    */
   async call(name: string, input: unknown, options: { signal?: AbortSignal } = {}): Promise<ToolCallOutcome> {
     assertOptionalSignal(options.signal, 'options.signal');
+    if (this.#pair.has(name)) {
+      return name === SEARCH_TOOLS
+        ? this.#searchTools(input, options.signal)
+        : this.#callTool(input, options.signal);
+    }
     const tool = this.#byName.get(name);
     if (!tool) {
+      const hint =
+        this.strategy === 'search'
+          ? ` Find tools with ${SEARCH_TOOLS}, then run them with ${CALL_TOOL}.`
+          : '';
       return outcome(
         name,
         undefined,
-        refusedOutput('tool_not_found', `There is no tool named ${name}; call one of the tools offered.`),
+        refusedOutput(
+          'tool_not_found',
+          `There is no tool named ${name}; call one of the tools offered.${hint}`,
+        ),
       );
     }
-    if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    if (!isRecord(input)) {
       return outcome(
         name,
         tool.toolId,
         refusedOutput('invalid_parameters', `The arguments of ${name} must be a JSON object.`),
       );
     }
-    const parameters = input as Record<string, unknown>;
-    const pendingId = JSON.stringify([this.userId ?? null, tool.toolId, canonical(parameters)]);
+    return this.#run(name, { name, appId: tool.appId }, tool.toolId, input, options.signal);
+  }
+
+  async #searchTools(input: unknown, signal: AbortSignal | undefined): Promise<ToolCallOutcome> {
+    const refuse = (message: string) =>
+      outcome(SEARCH_TOOLS, undefined, refusedOutput('invalid_parameters', message));
+    if (!isRecord(input) || typeof input.query !== 'string' || input.query.trim() === '') {
+      return refuse(`${SEARCH_TOOLS} needs a query: the task, in words.`);
+    }
+    const { apps = null, limit = null } = input;
+    if (apps !== null && (!Array.isArray(apps) || apps.some((app) => typeof app !== 'string'))) {
+      return refuse(`apps of ${SEARCH_TOOLS} must be a list of app ids.`);
+    }
+    if (
+      limit !== null &&
+      (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > SEARCH_TOOLS_MAX)
+    ) {
+      return refuse(`limit of ${SEARCH_TOOLS} must be a whole number from 1 to ${SEARCH_TOOLS_MAX}.`);
+    }
+    const found = await this.search(input.query, {
+      ...(apps !== null ? { apps: apps as string[] } : {}),
+      limit: (limit as number | null) ?? SEARCH_TOOLS_DEFAULT,
+      ...(signal ? { signal } : {}),
+    });
+    if (!found.ok)
+      return outcome(
+        SEARCH_TOOLS,
+        undefined,
+        failureOutput({ name: SEARCH_TOOLS, appId: 'toolgate' }, found),
+      );
+    const tools: FoundTool[] = found.tools.map((tool) => ({
+      name: tool.name,
+      toolId: tool.toolId,
+      title: tool.title,
+      description: tool.description,
+      inputSchema: portableSchema(tool.parameters),
+      requiresUserAuth: tool.requiresUserAuth,
+    }));
+    return outcome(SEARCH_TOOLS, undefined, successOutput({ tools }));
+  }
+
+  async #callTool(input: unknown, signal: AbortSignal | undefined): Promise<ToolCallOutcome> {
+    const refuse = (error: 'tool_not_found' | 'invalid_parameters', message: string, toolId?: string) =>
+      outcome(CALL_TOOL, toolId, refusedOutput(error, message));
+    if (!isRecord(input) || typeof input.name !== 'string' || input.name === '') {
+      return refuse(
+        'invalid_parameters',
+        `${CALL_TOOL} needs the name of a tool that ${SEARCH_TOOLS} found.`,
+      );
+    }
+    const { name } = input;
+    const split = splitToolId(name);
+    const tool =
+      this.#byName.get(name) ??
+      this.#byName.get(this.#nameOf.get(name) ?? '') ??
+      (split && this.#allows(split.appId, name) ? { name, toolId: name, appId: split.appId } : undefined);
+    if (!tool) {
+      return refuse(
+        'tool_not_found',
+        `There is no tool named ${name} among those found; find it with ${SEARCH_TOOLS}, then call ${CALL_TOOL} with the name it answers.`,
+      );
+    }
+    const parameters = input.arguments ?? {};
+    if (!isRecord(parameters)) {
+      return refuse(
+        'invalid_parameters',
+        `The arguments of ${tool.name} (arguments of ${CALL_TOOL}) must be a JSON object.`,
+        tool.toolId,
+      );
+    }
+    return this.#run(
+      CALL_TOOL,
+      { name: tool.name, appId: tool.appId, via: CALL_TOOL },
+      tool.toolId,
+      parameters,
+      signal,
+    );
+  }
+
+  async #run(
+    calledAs: string,
+    called: Called,
+    toolId: string,
+    parameters: Record<string, unknown>,
+    signal: AbortSignal | undefined,
+  ): Promise<ToolCallOutcome> {
+    const pendingId = JSON.stringify([this.userId ?? null, toolId, canonical(parameters)]);
     const idempotencyKey = this.#pending.get(pendingId) ?? crypto.randomUUID();
-    const { signal } = options;
     const authorization = this.#authorization;
     const common = {
       idempotencyKey,
@@ -188,37 +387,76 @@ export class Toolset {
       ...(signal ? { signal } : {}),
     };
     const result: ExecuteWithAuthResult = authorization?.wait
-      ? await this.#client.executeWithAuth(tool.toolId, parameters, {
+      ? await this.#client.executeWithAuth(toolId, parameters, {
           ...authorization.wait,
           clientRedirectUri: authorization.clientRedirectUri,
           ...common,
         })
-      : await this.#client.execute(tool.toolId, parameters, { retries: 2, ...common });
+      : await this.#client.execute(toolId, parameters, { retries: 2, ...common });
     this.#pending.delete(pendingId);
     if (!result.ok && KEEP_KEY.has(result.error)) {
       this.#pending.set(pendingId, idempotencyKey);
       if (this.#pending.size > PENDING_MAX) this.#pending.delete(this.#pending.keys().next().value as string);
     }
-    const called = { name, appId: tool.appId };
-    if (result.ok) return outcome(name, tool.toolId, successOutput(result.data), result);
+    if (result.ok) return outcome(calledAs, toolId, successOutput(result.data), result);
     if (result.error !== 'auth_required')
-      return outcome(name, tool.toolId, failureOutput(called, result), result);
+      return outcome(calledAs, toolId, failureOutput(called, result), result);
 
     const reauth = result.body.reauth_required === true;
-    if (!this.#authorization) {
-      return outcome(name, tool.toolId, authorizationNeededOutput(called, reauth, undefined), result);
+    if (!authorization) {
+      return outcome(calledAs, toolId, authorizationNeededOutput(called, reauth, undefined), result);
     }
     const start = await this.#client.initiateOAuth({
       appId: result.body.app_id,
-      clientRedirectUri: this.#authorization.clientRedirectUri,
+      clientRedirectUri: authorization.clientRedirectUri,
       ...(this.userId !== undefined ? { userId: this.userId } : {}),
       ...(signal ? { signal } : {}),
     });
     const output = start.ok
       ? authorizationLinkOutput(called, reauth, start)
       : authorizationNeededOutput(called, reauth, start);
-    return outcome(name, tool.toolId, output, result);
+    return outcome(calledAs, toolId, output, result);
   }
+
+  /** Whether the options allow a tool: of an app asked for, or named (neither given: every tool). */
+  #allows(appId: string, toolId: string): boolean {
+    if (!this.#apps && !this.#named) return true;
+    return this.#apps?.includes(appId) === true || this.#named?.has(toolId) === true;
+  }
+
+  #namedApps(): string[] {
+    return [...(this.#named ?? [])].map((id) => splitToolId(id)?.appId ?? '');
+  }
+
+  /** A tool found by a search, under the name it already has, or a new one that no other tool has. */
+  async #adopt(view: ToolView): Promise<ToolsetTool> {
+    const known = this.#nameOf.get(view.toolId);
+    const existing = known === undefined ? undefined : this.#byName.get(known);
+    if (existing) return existing;
+    const taken = new Map([...this.#byName].map(([name, tool]) => [name, tool.toolId]));
+    const tool = toolOf(await nameAmong(taken, view), view);
+    this.#remember(tool);
+    return tool;
+  }
+
+  #remember(tool: ToolsetTool): void {
+    this.#byName.set(tool.name, tool);
+    this.#nameOf.set(tool.toolId, tool.name);
+  }
+}
+
+/** A catalog entry as a model's tool. */
+export function toolOf(name: string, view: ToolView): ToolsetTool {
+  return {
+    name,
+    toolId: view.toolId,
+    appId: view.appId,
+    title: view.title ?? view.name,
+    description: view.description,
+    parameters: view.parameters,
+    requiresUserAuth: view.requiresUserAuth,
+    scopes: view.scopes,
+  };
 }
 
 function outcome(
@@ -239,150 +477,4 @@ function canonical(value: unknown): unknown {
       .sort()
       .map((key) => [key, canonical((value as Record<string, unknown>)[key])]),
   );
-}
-
-function assertOptionalStrings(value: unknown, label: string): asserts value is string[] | undefined {
-  if (value === undefined) return;
-  if (!Array.isArray(value) || value.some((item) => typeof item !== 'string' || item === '')) {
-    throw new ToolgateArgumentError(`${label} must be an array of non-empty strings`, 'ERR_INVALID_ARG_TYPE');
-  }
-}
-
-function checkOptions(options: ToolsetOptions): void {
-  assertObject(options, '"options"');
-  assertOptionalString(options.userId, 'options.userId');
-  assertOptionalStrings(options.apps, 'options.apps');
-  assertOptionalStrings(options.tools, 'options.tools');
-  for (const toolId of options.tools ?? []) {
-    if (!splitToolId(toolId)) {
-      throw new ToolgateArgumentError(
-        `options.tools: "${toolId}" is not a composite tool id (<appId>:::<toolName>)`,
-        'ERR_INVALID_ARG_VALUE',
-      );
-    }
-  }
-  assertOptionalString(options.q, 'options.q');
-  if (options.limit !== undefined && (!Number.isInteger(options.limit) || options.limit < 1)) {
-    throw new ToolgateArgumentError(
-      'options.limit must be a whole number of at least 1',
-      'ERR_INVALID_ARG_VALUE',
-    );
-  }
-  if (
-    options.pageSize !== undefined &&
-    (!Number.isInteger(options.pageSize) || options.pageSize < 1 || options.pageSize > LIST_TOOLS_MAX_LIMIT)
-  ) {
-    throw new ToolgateArgumentError(
-      `options.pageSize must be a whole number from 1 to ${LIST_TOOLS_MAX_LIMIT}`,
-      'ERR_INVALID_ARG_VALUE',
-    );
-  }
-  assertOptionalSignal(options.signal, 'options.signal');
-  const authorization = options.authorization;
-  if (authorization !== undefined) {
-    assertObject(authorization, 'options.authorization');
-    assertString(authorization.clientRedirectUri, 'options.authorization.clientRedirectUri');
-    if (authorization.wait !== undefined) {
-      assertObject(authorization.wait, 'options.authorization.wait');
-      assertFunction(authorization.wait.onAuthorizationUrl, 'options.authorization.wait.onAuthorizationUrl');
-      assertOptionalMs(authorization.wait.timeoutMs, 'options.authorization.wait.timeoutMs');
-    }
-  }
-}
-
-/**
- * Reads the catalog (`GET /tools`, every page), keeps the tools the options select, and names
- * them for models. A failure to read the catalog is answered as a typed failure; options that
- * cannot work (a named tool the key cannot see, tools that need a user and no `userId`) throw a
- * {@link ToolgateArgumentError}.
- *
- * @example
- * const loaded = await loadToolset(toolgate, { userId: 'user-42', q: 'calendar', limit: 20 });
- * if (!loaded.ok) throw new Error(failureMessage(loaded));
- * for (const tool of loaded.toolset.tools) console.log(tool.name, '→', tool.toolId);
- */
-export async function loadToolset(
-  client: Toolgate,
-  options: ToolsetOptions = {},
-): Promise<Result<{ toolset: Toolset }>> {
-  checkOptions(options);
-  const read = await readCatalog(client, options);
-  if (!read.ok) return read;
-  const missing = (options.tools ?? []).filter((toolId) => !read.tools.some((t) => t.toolId === toolId));
-  if (missing.length > 0) {
-    throw new ToolgateArgumentError(
-      `options.tools: ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not in the catalog of this key${options.q ? ' (or not matched by options.q)' : ''}`,
-      'ERR_INVALID_ARG_VALUE',
-    );
-  }
-  const userId = options.userId ?? client.userId;
-  const needsUser = read.tools.find((tool) => tool.requiresUserAuth);
-  if (needsUser && userId === undefined) {
-    throw new ToolgateArgumentError(
-      `options.userId must be given (or userId set on the client): ${needsUser.toolId} acts for an end user`,
-      'ERR_INVALID_ARG_VALUE',
-    );
-  }
-  const named = await nameTools(read.tools);
-  const tools = new Map<string, ToolsetTool>();
-  for (const [name, view] of named) {
-    tools.set(name, {
-      name,
-      toolId: view.toolId,
-      appId: view.appId,
-      description: view.description,
-      parameters: view.parameters,
-      requiresUserAuth: view.requiresUserAuth,
-      scopes: view.scopes,
-    });
-  }
-  return {
-    ok: true,
-    toolset: new Toolset(client, tools, userId, options.authorization),
-    requestId: read.requestId,
-  };
-}
-
-/**
- * Every page of `GET /tools` for each app asked for, following `next_cursor`. A server that does
- * not page (no `next_cursor`) or repeats a cursor ends the walk.
- */
-async function readCatalog(
-  client: Toolgate,
-  options: ToolsetOptions,
-): Promise<{ ok: true; tools: ToolView[]; requestId: string | undefined } | Failure> {
-  const named = options.tools ? new Set(options.tools) : undefined;
-  const apps = options.apps ? new Set(options.apps) : undefined;
-  const listings: Array<string | undefined> =
-    apps || named
-      ? [...new Set([...(apps ?? []), ...[...(named ?? [])].map((id) => splitToolId(id)?.appId ?? '')])]
-      : [undefined];
-  const selected = (tool: ToolView) =>
-    (!apps && !named) || apps?.has(tool.appId) === true || named?.has(tool.toolId) === true;
-  const found = new Map<string, ToolView>();
-  let requestId: string | undefined;
-  const full = () => options.limit !== undefined && found.size >= options.limit;
-
-  for (const appId of listings) {
-    const cursors = new Set<string>();
-    let cursor: string | undefined;
-    while (!full()) {
-      const page = await client.listTools({
-        ...(appId !== undefined ? { appId } : {}),
-        ...(options.q !== undefined ? { q: options.q } : {}),
-        ...(cursor !== undefined ? { cursor } : {}),
-        limit: options.pageSize ?? LIST_TOOLS_MAX_LIMIT,
-        ...(options.signal ? { signal: options.signal } : {}),
-      });
-      if (!page.ok) return page;
-      requestId ??= page.requestId;
-      for (const tool of page.tools) {
-        if (!full() && selected(tool)) found.set(tool.toolId, tool);
-      }
-      cursor = page.nextCursor;
-      if (cursor === undefined || cursors.has(cursor) || page.tools.length === 0) break;
-      cursors.add(cursor);
-    }
-  }
-  return { ok: true, tools: [...found.values()], requestId };
 }

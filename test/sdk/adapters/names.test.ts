@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadToolset } from '../../../sdk/src/adapters/load.ts';
 import { createOpenAITools } from '../../../sdk/src/openai.ts';
 import { modelToolName } from '../../../shared/tool-names.ts';
 import { registerApp } from '../../support/agent.ts';
@@ -97,5 +98,25 @@ describe('SDK adapters: tool names for models', () => {
       'x:::y__getItem': `x__y__getItem_${sha256('x:::y__getItem').slice(0, 8)}`,
     });
     for (const [toolId, name] of Object.entries(byId)) expect(loaded.tools.toolset.toolId(name)).toBe(toolId);
+  });
+
+  it('a tool found later keeps apart from one named before: it takes the hashed form, the first keeps its name', async () => {
+    const loaded = await loadToolset(w.toolgate(), { apps: ['x__y', 'x'], strategy: 'search' });
+    if (!loaded.ok) throw new Error(loaded.error);
+    const { toolset } = loaded;
+    const first = await toolset.search('item', { apps: ['x__y'] });
+    expect(first.ok && first.tools.find((t) => t.toolId === 'x__y:::getItem')?.name).toBe('x__y__getItem');
+    const later = await toolset.search('y__getItem', { apps: ['x'] });
+    const hashed = `x__y__getItem_${sha256('x:::y__getItem').slice(0, 8)}`;
+    expect(later.ok && later.tools.map((t) => [t.toolId, t.name])).toEqual([['x:::y__getItem', hashed]]);
+    expect(toolset.toolId('x__y__getItem')).toBe('x__y:::getItem');
+    expect(toolset.toolId(hashed)).toBe('x:::y__getItem');
+    const again = await toolset.search('item', { apps: ['x__y'] });
+    expect(again.ok && again.tools.find((t) => t.toolId === 'x__y:::getItem')?.name).toBe('x__y__getItem');
+
+    const before = w.upstream.requests.length;
+    const ran = await toolset.call('call_tool', { name: hashed, arguments: { itemId: 'found-later' } });
+    expect(ran).toMatchObject({ toolId: 'x:::y__getItem', output: { ok: true } });
+    expect(w.upstream.requests.slice(before).map((r) => r.url)).toEqual(['/items/found-later']);
   });
 });

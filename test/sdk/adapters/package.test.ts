@@ -100,29 +100,38 @@ import { createAiTools, type ModelToolOutput } from '@toolgate/sdk/ai';
 import { createAnthropicTools } from '@toolgate/sdk/anthropic';
 import { createLangChainTools } from '@toolgate/sdk/langchain';
 import { createOpenAITools } from '@toolgate/sdk/openai';
-import type { ToolSet } from 'ai';
+import type { PrepareStepFunction, ToolSet } from 'ai';
 import type { ChatCompletionFunctionTool, ChatCompletionToolMessageParam } from 'openai/resources/chat/completions';
-import type { Tool, ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages/messages';
+import type { ToolResultBlockParam, ToolUnion } from '@anthropic-ai/sdk/resources/messages/messages';
 import type { StructuredTool } from '@langchain/core/tools';
 
 const toolgate = new Toolgate({ baseUrl: 'http://127.0.0.1:3000', apiKey: 'k', clientId: 'c' });
 const options = { userId: 'u', authorization: { clientRedirectUri: 'https://agent.example/done' } };
-const ai = await createAiTools(toolgate, options);
-if (ai.ok) { const tools: ToolSet = ai.tools; console.log(tools); }
-const openai = await createOpenAITools(toolgate, { ...options, strict: true });
+const ai = await createAiTools(toolgate, { ...options, apps: ['github'], select: (turn) => turn.text });
+if (ai.ok) { const tools: ToolSet = ai.tools; const step: PrepareStepFunction<ToolSet> = ai.prepareStep; console.log(tools, step); }
+const found = await toolgate.searchTools('open an issue', { apps: ['github'], limit: 5 });
+if (found.ok) { const score: number | undefined = found.tools[0]?.score; console.log(score); }
+const openai = await createOpenAITools(toolgate, { ...options, strict: true, strategy: 'search' });
 if (openai.ok) {
   const defs: ChatCompletionFunctionTool[] = openai.tools.chatCompletions;
+  const turn = await openai.tools.forTurn([{ role: 'user', content: 'open an issue' }]);
+  if (turn.ok) console.log(turn.chatCompletions, turn.responses);
   const replies: ChatCompletionToolMessageParam[] = await openai.tools.handleToolCalls({ role: 'assistant', content: null, refusal: null });
   console.log(defs, replies);
 }
-const anthropic = await createAnthropicTools(toolgate, options);
+const anthropic = await createAnthropicTools(toolgate, { ...options, strategy: 'defer', toolSearch: 'regex' });
 if (anthropic.ok) {
-  const defs: Tool[] = anthropic.tools.definitions;
+  const defs: ToolUnion[] = anthropic.tools.definitions;
   const results: ToolResultBlockParam[] = await anthropic.tools.handleToolUses([]);
   console.log(defs, results);
 }
-const langchain = await createLangChainTools(toolgate, options);
-if (langchain.ok) { const tools: StructuredTool[] = langchain.tools; console.log(tools); }
+const langchain = await createLangChainTools(toolgate, { ...options, maxTools: 64 });
+if (langchain.ok) {
+  const tools: StructuredTool[] = langchain.tools;
+  const turn = await langchain.forTurn('open an issue');
+  if (turn.ok) { const turnTools: StructuredTool[] = turn.tools; console.log(turnTools); }
+  console.log(tools);
+}
 if (ai.ok && openai.ok && anthropic.ok && langchain.ok) {
   // Each would be allowed if a framework's types had not resolved (any): they must be errors.
   // @ts-expect-error: a ToolSet of tools, not strings
@@ -138,6 +147,8 @@ if (ai.ok && openai.ok && anthropic.ok && langchain.ok) {
 const output: ModelToolOutput = { ok: true, data: 1 };
 // @ts-expect-error: strict is a boolean
 await createOpenAITools(toolgate, { strict: 'yes' });
+// @ts-expect-error: 'defer' is Anthropic's alone
+await createOpenAITools(toolgate, { strategy: 'defer' });
 console.log(output);
 `;
 

@@ -1,10 +1,11 @@
 /**
- * The Toolset under every adapter: reading the catalog (q, limit, pages by cursor, a server that
+ * The Toolset under every adapter: reading the catalog (query, limit, pages by cursor, a server that
  * ignores them), selecting apps and tools, the options' checks, and the idempotency key of a call
- * whose answer was lost — against a real server and upstream.
+ * whose answer was lost — against a real server and upstream. Strategies and the search pair:
+ * strategy.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadToolset } from '../../../sdk/src/adapters/toolset.ts';
+import { loadToolset } from '../../../sdk/src/adapters/load.ts';
 import { ToolgateArgumentError } from '../../../sdk/src/index.ts';
 import { recordingFetch, startWorld, type World } from '../world.ts';
 import { proxyCalls } from './calls.ts';
@@ -36,22 +37,31 @@ describe('SDK adapters: the Toolset', () => {
     for (const query of queries.slice(1)) expect(query.get('cursor')).toMatch(/.+/);
   });
 
-  it('q searches the catalog; limit caps the tools', async () => {
+  it('query offers the best tools the search finds; limit is how many, and never cuts the catalog', async () => {
     const { fetch, sent } = recordingFetch();
-    const found = await loadToolset(w.toolgate({ fetch }), { apps: ['open'], q: 'item' });
+    const found = await loadToolset(w.toolgate({ fetch }), { apps: ['open'], query: 'item' });
     if (!found.ok) throw new Error(found.error);
-    expect(found.toolset.tools.map((t) => t.toolId)).toEqual([
-      'open:::listItems',
+    expect(found.toolset.tools.map((t) => t.toolId).sort()).toEqual([
       'open:::createItem',
-      'open:::getItem',
       'open:::deleteItem',
+      'open:::getItem',
+      'open:::listItems',
     ]);
+    expect(found.toolset.strategy).toBe('all');
+    expect(sent).toHaveLength(1);
     expect(sent[0]?.url.searchParams.get('q')).toBe('item');
     expect(sent[0]?.url.searchParams.get('appId')).toBe('open');
+    expect(sent[0]?.url.searchParams.get('limit')).toBe('20');
 
-    const capped = await loadToolset(w.toolgate(), { userId: 'u', limit: 3, pageSize: 2 });
-    if (!capped.ok) throw new Error(capped.error);
-    expect(capped.toolset.tools.map((t) => t.toolId)).toEqual(all.slice(0, 3));
+    const best = await loadToolset(w.toolgate(), { apps: ['open'], q: 'item', limit: 2 });
+    expect(best.ok && best.toolset.tools.length).toBe(2);
+
+    // Without a search, limit is the size of each turn's selection: the catalog stays whole.
+    const whole = await loadToolset(w.toolgate(), { userId: 'u', limit: 3, pageSize: 2 });
+    if (!whole.ok) throw new Error(whole.error);
+    expect(whole.toolset.tools.map((t) => t.toolId)).toEqual(all);
+    const turn = await whole.toolset.selectFor('item');
+    expect(turn.ok && turn.tools?.length).toBe(3);
   });
 
   it('works with a server that ignores q, limit and cursor (one page, no next_cursor)', async () => {

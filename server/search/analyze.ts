@@ -1,0 +1,165 @@
+/**
+ * Text → search terms, the same way for a tool's words and for a task (docs/reference.md "Tool
+ * search"): split at `_ - . /`, camelCase and anything that is not a letter or digit, lower-case,
+ * drop stop words and bare numbers, and stem (Porter, from the `stemmer` package), so "issues",
+ * "issue" and "Issue" meet, and so do "creating" and "create". Letters of any script are kept, so
+ * a non-Latin task still finds tools whose words it shares (unstemmed).
+ */
+import { stemmer } from 'stemmer';
+import { ACTION_METHODS, STOP_WORDS, SYNONYMS } from './lexicon.ts';
+import { THESAURUS } from './thesaurus.ts';
+
+/** Longer tokens are cut (no real word is this long; it bounds the work on hostile text). */
+const MAX_TOKEN = 40;
+/** Terms read from one task: a 10,000-character query costs no more than a long sentence. */
+export const MAX_QUERY_TERMS = 32;
+/**
+ * Weight of a task's verb that names an action ("open", "show", "make"): the action is weighed
+ * against each operation's method; the word itself, matched in descriptions, is often another
+ * sense ("only open issues are listed").
+ */
+const ACTION_WORD_WEIGHT = 0.6;
+/** Weights of words a task's words stand for (SYNONYMS, THESAURUS), against 1 for its own words. */
+const SYNONYM_WEIGHT = 0.9;
+const THESAURUS_WEIGHT = 0.7;
+/** Weight of a word of a phrase of several words, on its own. */
+const PHRASE_WORD_WEIGHT = 0.45;
+/**
+ * Weight of the words of a value the task names (`octocat/hello-world`, `#general`, `$20`,
+ * `bob@example.com`): they rarely name an operation, and a rare one would otherwise outweigh
+ * the words that do.
+ */
+const VALUE_WEIGHT = 0.3;
+const VALUE_LIKE = /[/#@$%&=:"`\d]/u;
+
+const CAMEL = /(\p{Ll}|\p{N})(\p{Lu})/gu;
+const ACRONYM = /(\p{Lu}+)(\p{Lu}\p{Ll})/gu;
+const SEPARATORS = /[^\p{L}\p{N}]+/u;
+const NUMBER = /^\p{N}+$/u;
+const ASCII_WORD = /^[a-z]+$/;
+/** "customer's" → customer, s: a lone Latin letter is never a word of its own. */
+const SINGLE_LETTER = /^[a-z]$/;
+
+/** Words of a text, lower-case, in order: `listPetsByOwner_v2` → list, pets, by, owner, v2. */
+export function tokenize(text: string): string[] {
+  const spaced = text.normalize('NFKC').replace(ACRONYM, '$1 $2').replace(CAMEL, '$1 $2').toLowerCase();
+  const tokens: string[] = [];
+  for (const token of spaced.split(SEPARATORS)) {
+    if (token === '') continue;
+    tokens.push(token.length > MAX_TOKEN ? token.slice(0, MAX_TOKEN) : token);
+  }
+  return tokens;
+}
+
+/** One token as a term, or null when it carries no meaning (a stop word, a bare number). */
+export function term(token: string): string | null {
+  if (STOP_WORDS.has(token) || NUMBER.test(token) || SINGLE_LETTER.test(token)) return null;
+  return ASCII_WORD.test(token) ? stemmer(token) : token;
+}
+
+/** The terms of a text, in order, repeats kept (their count is the term frequency). */
+export function terms(text: string): string[] {
+  const out: string[] = [];
+  for (const token of tokenize(text)) {
+    const stemmed = term(token);
+    if (stemmed !== null) out.push(stemmed);
+  }
+  return out;
+}
+
+/** A task, read: the terms to look for with their weights, and the methods its verbs ask for. */
+export interface Query {
+  /** Distinct terms with a weight (1 for the task's words, less for related words). */
+  terms: Map<string, number>;
+  /** Methods the task's verbs ask for; empty when it names no action. */
+  methods: Set<string>;
+  /** Methods that are a weaker match for those verbs. */
+  weakerMethods: Set<string>;
+  /** The task as one word, lower-case, when it could be a tool's name or id (exact matches first). */
+  exact: string | null;
+}
+
+/** Phrases (word sequences, space-joined) → the words they stand for, and at which weight. */
+const PHRASES = new Map<string, { words: string[]; weight: number }[]>();
+const LONGEST_PHRASE = 4;
+function phrase(key: string, words: string[], weight: number): void {
+  const list = PHRASES.get(key) ?? [];
+  list.push({ words, weight });
+  PHRASES.set(key, list);
+}
+for (const [word, ...same] of SYNONYMS) phrase(word as string, [...same], SYNONYM_WEIGHT);
+for (const [said, meant] of THESAURUS)
+  for (const key of said.split('|')) phrase(tokenize(key).join(' '), meant.split(' '), THESAURUS_WEIGHT);
+
+const ACTIONS = new Map<string, { methods: string[]; weaker: string[] }>();
+for (const action of ACTION_METHODS)
+  for (const word of action.words) {
+    const known = ACTIONS.get(word);
+    ACTIONS.set(word, {
+      methods: [...(known?.methods ?? []), ...action.methods],
+      weaker: [...(known?.weaker ?? []), ...(action.weaker ?? [])],
+    });
+  }
+
+const EXACT = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,400}$/;
+
+export function readQuery(text: string): Query {
+  const trimmed = text.trim();
+  const query: Query = {
+    terms: new Map(),
+    methods: new Set(),
+    weakerMethods: new Set(),
+    exact: EXACT.test(trimmed) ? trimmed.toLowerCase() : null,
+  };
+  const add = (token: string, weight: number) => {
+    const stemmed = term(token);
+    if (stemmed === null) return;
+    if ((query.terms.get(stemmed) ?? 0) < weight) {
+      if (!query.terms.has(stemmed) && query.terms.size >= MAX_QUERY_TERMS) return;
+      query.terms.set(stemmed, weight);
+    }
+  };
+  const act = (word: string) => {
+    const action = ACTIONS.get(word);
+    if (!action) return;
+    for (const method of action.methods) query.methods.add(method);
+    for (const method of action.weaker) query.weakerMethods.add(method);
+  };
+  const tokens: string[] = [];
+  const values: string[] = [];
+  for (const chunk of trimmed.split(/\s+/)) {
+    const value = VALUE_LIKE.test(chunk.replace(/[.,;!?)]+$/, ''));
+    (value ? values : tokens).push(...tokenize(chunk));
+  }
+  // The longest known phrase at each place wins ("kick off" is not "kick"). The words of a phrase
+  // of several words count less on their own (a bug report is an issue, not a report); what the
+  // phrase stands for counts at the phrase's weight, and its first word names the action.
+  const ownWeight: number[] = tokens.map((token) => (ACTIONS.has(token) ? ACTION_WORD_WEIGHT : 1));
+  const meant: { words: string[]; weight: number }[] = [];
+  const inPhrase = new Set<number>();
+  for (let at = 0; at < tokens.length; ) {
+    let length = Math.min(LONGEST_PHRASE, tokens.length - at);
+    for (; length > 0; length -= 1) {
+      const found = PHRASES.get(tokens.slice(at, at + length).join(' '));
+      if (!found) continue;
+      meant.push(...found);
+      if (length > 1) {
+        for (let i = at; i < at + length; i += 1) {
+          ownWeight[i] = PHRASE_WORD_WEIGHT;
+          inPhrase.add(i);
+        }
+        for (const { words } of found) act(words[0] as string);
+      }
+      break;
+    }
+    at += Math.max(1, length);
+  }
+  tokens.forEach((token, index) => {
+    add(token, ownWeight[index] as number);
+    if (!inPhrase.has(index)) act(token);
+  });
+  for (const { words, weight } of meant) for (const word of words) add(word, weight);
+  for (const token of values) add(token, VALUE_WEIGHT);
+  for (const method of query.methods) query.weakerMethods.delete(method);
+  return query;
+}

@@ -1,0 +1,291 @@
+/**
+ * Ranking a task against segments (docs/reference.md "Tool search"): BM25F over every field of
+ * every tool, with the inverse document frequency of all segments loaded, a task's related words
+ * and word beginnings at lower weights, and the task's action weighed against each operation's
+ * method. An exact tool name or id ranks first.
+ *
+ * Written here, over typed arrays, rather than with a search library, because of what was
+ * measured (BENCHMARKS.md "Tool search"): MiniSearch over the APIs.guru collection (126,000
+ * tools) answered in 136 ms at the median and 750 ms at worst, Orama in 4 s; a task's common
+ * words ("list", "get") match tens of thousands of tools, which those engines score through maps
+ * of objects. Here a query term's postings are two typed arrays, so the same work takes a few
+ * milliseconds; the text analysis around it comes from a library (`stemmer`).
+ */
+import type { Query } from './analyze.ts';
+import { findTerm, type Segment, type Vocabulary } from './segment.ts';
+
+/** Weight of a vocabulary word that begins with a task's word ("star" → "stargazer"). */
+const PREFIX_WEIGHT = 0.5;
+const PREFIX_MIN_LENGTH = 4;
+const PREFIX_MAX_EXTRA = 6;
+const PREFIX_MAX_WORDS = 8;
+/** New words kept unsorted before they are merged into the sorted vocabulary. */
+const RECENT_MAX = 2_000;
+/** A method the task's verb asks for, a weaker match, and one it does not (when it names an action). */
+const METHOD_MATCH = 1.3;
+const METHOD_WEAKER = 1.1;
+/** The least share of a score a tool keeps when the task covers none of its name's words. */
+const NAME_COVERAGE_FLOOR = 0.5;
+/** Scores are shown as raw / (raw + SCALE), in (0, 1); an exact name is 1. */
+const SCALE = 10;
+
+/** The words of every loaded segment, with their document frequencies. */
+export class SharedVocabulary implements Vocabulary {
+  readonly #ids = new Map<string, number>();
+  readonly #words: string[] = [];
+  #df = new Float64Array(1024);
+  #documents = 0;
+  /** The words sorted, for word beginnings, but the most recent ones (`#recent`). */
+  #sorted: string[] = [];
+  #recent: string[] = [];
+
+  idOf(word: string): number {
+    let id = this.#ids.get(word);
+    if (id === undefined) {
+      id = this.#words.length;
+      this.#ids.set(word, id);
+      this.#words.push(word);
+      this.#recent.push(word);
+      if (id >= this.#df.length) {
+        const grown = new Float64Array(this.#df.length * 2);
+        grown.set(this.#df);
+        this.#df = grown;
+      }
+    }
+    return id;
+  }
+
+  /** Counts a segment in (+1) or out (-1) of the document frequencies. */
+  count(segment: Segment, sign: 1 | -1): void {
+    if (this.#recent.length >= RECENT_MAX) this.#mergeRecent();
+    this.#documents += sign * segment.names.length;
+    for (let i = 0; i < segment.termIds.length; i += 1) {
+      const id = segment.termIds[i] as number;
+      this.#df[id] =
+        (this.#df[id] as number) +
+        sign * ((segment.offsets[i + 1] as number) - (segment.offsets[i] as number));
+    }
+  }
+
+  idf(id: number): number {
+    const df = this.#df[id] ?? 0;
+    return Math.log(1 + (this.#documents - df + 0.5) / (df + 0.5));
+  }
+
+  /** The weighted term ids of a task: its words, and the longer words they begin. */
+  lookup(query: Query): Array<{ id: number; weight: number; own: boolean }> {
+    const found = new Map<number, { id: number; weight: number; own: boolean }>();
+    for (const [word, weight] of query.terms) {
+      const id = this.#ids.get(word);
+      if (id !== undefined && (this.#df[id] ?? 0) > 0) found.set(id, { id, weight, own: weight === 1 });
+      if (word.length < PREFIX_MIN_LENGTH) continue;
+      for (const longer of this.#beginningWith(word)) {
+        const longerId = this.#ids.get(longer) as number;
+        if ((this.#df[longerId] ?? 0) <= 0) continue;
+        const prefixWeight = weight * PREFIX_WEIGHT;
+        if ((found.get(longerId)?.weight ?? 0) < prefixWeight)
+          found.set(longerId, { id: longerId, weight: prefixWeight, own: false });
+      }
+    }
+    return [...found.values()];
+  }
+
+  #beginningWith(word: string): string[] {
+    const sorted = this.#sorted;
+    let low = 0;
+    let high = sorted.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if ((sorted[middle] as string) < word) low = middle + 1;
+      else high = middle;
+    }
+    const out: string[] = [];
+    const keep = (candidate: string) =>
+      candidate !== word &&
+      candidate.length <= word.length + PREFIX_MAX_EXTRA &&
+      out.length < PREFIX_MAX_WORDS;
+    for (let i = low; i < sorted.length && (sorted[i] as string).startsWith(word); i += 1)
+      if (keep(sorted[i] as string)) out.push(sorted[i] as string);
+    for (const candidate of this.#recent)
+      if (candidate.startsWith(word) && keep(candidate)) out.push(candidate);
+    return out;
+  }
+
+  /**
+   * New words wait in a short unsorted list and are merged into the sorted one in batches: sorting
+   * the whole vocabulary (300,000 words for the APIs.guru collection) on every registration would
+   * hold the event loop for a third of a second.
+   */
+  #mergeRecent(): void {
+    const recent = this.#recent.sort();
+    const merged: string[] = [];
+    let i = 0;
+    let j = 0;
+    const sorted = this.#sorted;
+    while (i < sorted.length || j < recent.length) {
+      if (j >= recent.length || (i < sorted.length && (sorted[i] as string) < (recent[j] as string)))
+        merged.push(sorted[i++] as string);
+      else merged.push(recent[j++] as string);
+    }
+    this.#sorted = merged;
+    this.#recent = [];
+  }
+}
+
+/** One ranked tool. */
+export interface Hit {
+  appId: string;
+  name: string;
+  /** Shown score, in (0, 1]; hits are ordered by it, ties in catalog order. */
+  score: number;
+  /** Position of the app in the searched list (catalog order of apps) and of the tool in the app. */
+  appIndex: number;
+  doc: number;
+}
+
+/** The best `limit` tools of `segments` (in catalog order of apps) for the task, best first. */
+export function rank(
+  vocabulary: SharedVocabulary,
+  segments: readonly Segment[],
+  query: Query,
+  limit: number,
+): Hit[] {
+  const heap = new HitHeap(limit);
+  const words = vocabulary.lookup(query);
+  const ownTotal = words.filter((word) => word.own).length;
+  const weighted = words.map((word) => ({ ...word, weight: word.weight * vocabulary.idf(word.id) }));
+  let scores = new Float64Array(256);
+  let matched = new Uint8Array(256);
+  let inName = new Uint8Array(256);
+  segments.forEach((segment, appIndex) => {
+    const size = segment.names.length;
+    if (scores.length < size) {
+      scores = new Float64Array(size);
+      matched = new Uint8Array(size);
+      inName = new Uint8Array(size);
+    }
+    const exact = query.exact === null ? -1 : exactDoc(segment, query.exact);
+    if (exact >= 0) heap.offer(1, appIndex, exact, segment);
+    const touched: number[] = [];
+    for (const word of weighted) {
+      const at = findTerm(segment, word.id);
+      if (at < 0) continue;
+      const end = segment.offsets[at + 1] as number;
+      for (let p = segment.offsets[at] as number; p < end; p += 1) {
+        const doc = segment.docs[p] as number;
+        const weight = segment.weights[p] as number;
+        if (scores[doc] === 0) touched.push(doc);
+        scores[doc] = (scores[doc] as number) + word.weight * Math.abs(weight);
+        if (word.own) matched[doc] = (matched[doc] as number) + 1;
+        if (weight < 0) inName[doc] = (inName[doc] as number) + 1;
+      }
+    }
+    for (const doc of touched) {
+      const raw =
+        (scores[doc] as number) *
+        methodFactor(query, segment.methods[doc] as string) *
+        coverage(matched[doc] as number, ownTotal) *
+        nameCoverage(inName[doc] as number, segment.nameSizes[doc] as number);
+      scores[doc] = 0;
+      matched[doc] = 0;
+      inName[doc] = 0;
+      if (doc !== exact) heap.offer(shown(raw), appIndex, doc, segment);
+    }
+  });
+  return heap.sorted();
+}
+
+function methodFactor(query: Query, method: string): number {
+  if (query.methods.size === 0) return 1;
+  if (query.methods.has(method)) return METHOD_MATCH;
+  if (query.weakerMethods.has(method)) return METHOD_WEAKER;
+  return 1;
+}
+
+/** A mild preference for tools that hold more of the task's own words. */
+function coverage(matched: number, total: number): number {
+  return total === 0 ? 1 : Math.sqrt((1 + matched) / (1 + total));
+}
+
+/**
+ * A mild preference for tools whose name the task covers: "create an issue" is `issues_create`
+ * more than `orgs_create-issue-field`, though both names hold both words.
+ */
+function nameCoverage(matched: number, size: number): number {
+  return size === 0
+    ? NAME_COVERAGE_FLOOR
+    : NAME_COVERAGE_FLOOR + (1 - NAME_COVERAGE_FLOOR) * Math.min(1, matched / size);
+}
+
+function shown(raw: number): number {
+  return Math.round((raw / (raw + SCALE)) * 10_000) / 10_000;
+}
+
+/** The doc whose name (or composite id) is the task, lower-case; -1 when none. */
+function exactDoc(segment: Segment, exact: string): number {
+  if (!segment.byName) {
+    segment.byName = new Map(segment.names.map((name, doc) => [name.toLowerCase(), doc]));
+  }
+  const prefix = `${segment.appId.toLowerCase()}:::`;
+  return segment.byName.get(exact.startsWith(prefix) ? exact.slice(prefix.length) : exact) ?? -1;
+}
+
+/** The `limit` best hits seen, in a binary heap whose root is the worst kept. */
+class HitHeap {
+  readonly #items: Hit[] = [];
+  constructor(private readonly limit: number) {}
+
+  /** Keeps the hit when it is among the best so far; allocates nothing when it is not. */
+  offer(score: number, appIndex: number, doc: number, segment: Segment): void {
+    if (this.limit <= 0) return;
+    const items = this.#items;
+    if (items.length === this.limit) {
+      const worst = items[0] as Hit;
+      if (!better(score, appIndex, doc, worst)) return;
+      items[0] = { appId: segment.appId, name: segment.names[doc] as string, score, appIndex, doc };
+      this.#down(0);
+      return;
+    }
+    items.push({ appId: segment.appId, name: segment.names[doc] as string, score, appIndex, doc });
+    this.#up(items.length - 1);
+  }
+
+  sorted(): Hit[] {
+    return [...this.#items].sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
+  }
+
+  #up(index: number): void {
+    const items = this.#items;
+    while (index > 0) {
+      const parent = (index - 1) >>> 1;
+      if (!before(items[parent] as Hit, items[index] as Hit)) break;
+      [items[parent], items[index]] = [items[index] as Hit, items[parent] as Hit];
+      index = parent;
+    }
+  }
+
+  #down(index: number): void {
+    const items = this.#items;
+    for (;;) {
+      const left = 2 * index + 1;
+      const right = left + 1;
+      let worst = index;
+      if (left < items.length && before(items[worst] as Hit, items[left] as Hit)) worst = left;
+      if (right < items.length && before(items[worst] as Hit, items[right] as Hit)) worst = right;
+      if (worst === index) return;
+      [items[worst], items[index]] = [items[index] as Hit, items[worst] as Hit];
+      index = worst;
+    }
+  }
+}
+
+/** Better first: higher score, then catalog order (app, then tool). */
+function better(score: number, appIndex: number, doc: number, than: Hit): boolean {
+  if (score !== than.score) return score > than.score;
+  if (appIndex !== than.appIndex) return appIndex < than.appIndex;
+  return doc < than.doc;
+}
+
+function before(a: Hit, b: Hit): boolean {
+  return better(a.score, a.appIndex, a.doc, b);
+}

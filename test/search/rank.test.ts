@@ -1,0 +1,161 @@
+/** The search core without a server: text analysis, segments, ranking (docs/reference.md "Tool search"). */
+import { describe, expect, it } from 'vitest';
+import { MAX_QUERY_TERMS, readQuery, term, terms, tokenize } from '../../server/search/analyze.ts';
+import { rank, SharedVocabulary } from '../../server/search/rank.ts';
+import { buildSegment, openSegment, type SearchableTool } from '../../server/search/segment.ts';
+
+const tool = (
+  name: string,
+  method: string,
+  path: string,
+  summary: string | null,
+  description = '',
+): SearchableTool => ({
+  name,
+  method,
+  pathTemplate: path,
+  summary,
+  operationDescription: description || null,
+  tags: [],
+  parametersSchema: { type: 'object', properties: {} },
+});
+
+function index(apps: Record<string, SearchableTool[]>) {
+  const vocabulary = new SharedVocabulary();
+  const segments = Object.entries(apps).map(([appId, tools]) => {
+    const segment = openSegment(appId, buildSegment(tools, { appId, provider: `${appId}.api` }), vocabulary);
+    if (!segment) throw new Error('segment did not open');
+    vocabulary.count(segment, 1);
+    return segment;
+  });
+  return { vocabulary, segments };
+}
+
+describe('text analysis', () => {
+  it('splits names at separators and camelCase, keeps other scripts, cuts long tokens', () => {
+    expect(tokenize('activity/list-stargazers_for.repo')).toEqual([
+      'activity',
+      'list',
+      'stargazers',
+      'for',
+      'repo',
+    ]);
+    expect(tokenize('PostChargesChargeRefund getHTTPResponse')).toEqual([
+      'post',
+      'charges',
+      'charge',
+      'refund',
+      'get',
+      'http',
+      'response',
+    ]);
+    expect(tokenize('créer un problème 作成')).toEqual(['créer', 'un', 'problème', '作成']);
+    expect(tokenize('x'.repeat(100))[0]).toHaveLength(40);
+  });
+
+  it('meets plural and singular, and verb forms; drops stop words, numbers and lone letters', () => {
+    expect(term('issues')).toBe(term('issue'));
+    expect(term('creating')).toBe(term('create'));
+    expect(term('repositories')).toBe(term('repository'));
+    expect(terms("the customer's 20 invoices")).toEqual([term('customer'), term('invoice')]);
+  });
+
+  it('reads a task: own words, the words its phrases stand for, its action, and values at low weight', () => {
+    const query = readQuery('kick off the deploy workflow in octocat/hello-world');
+    expect(query.terms.get(term('workflow') as string)).toBe(1);
+    expect(query.terms.get(term('dispatch') as string)).toBeGreaterThan(0);
+    // "kick off" is one phrase: "kick" (remove) is not read on its own.
+    expect(query.terms.get(term('kick') as string)).toBeLessThan(1);
+    expect(query.terms.has(term('remove') as string)).toBe(false);
+    expect(query.terms.get('octocat')).toBeLessThan(0.5);
+    expect(query.methods).toEqual(new Set(['POST']));
+    expect(readQuery('delete the webhook').methods).toEqual(new Set(['DELETE']));
+    expect(readQuery('github:::issues_create').exact).toBe('github:::issues_create');
+    expect(readQuery('create an issue').exact).toBeNull();
+  });
+
+  it('reads at most a bounded number of words from a huge task', () => {
+    const huge = Array.from(
+      { length: 5_000 },
+      (_, i) => `word${String.fromCharCode(97 + (i % 26))}${i}`,
+    ).join(' ');
+    expect(readQuery(huge).terms.size).toBe(MAX_QUERY_TERMS);
+    expect(readQuery('the of and to a').terms.size).toBe(0);
+  });
+});
+
+describe('ranking', () => {
+  const github = [
+    tool(
+      'orgs_create-issue-field',
+      'POST',
+      '/orgs/{org}/issue-fields',
+      'Create issue field for an organization',
+    ),
+    tool('issues_list-for-repo', 'GET', '/repos/{owner}/{repo}/issues', 'List repository issues'),
+    tool('issues_create', 'POST', '/repos/{owner}/{repo}/issues', 'Create an issue'),
+    tool(
+      'activity_list-stargazers-for-repo',
+      'GET',
+      '/repos/{owner}/{repo}/stargazers',
+      'List stargazers',
+      'Lists the people that have starred the repository.',
+    ),
+  ];
+
+  it('ranks the tool whose name the task covers first, and the method the task asks for', () => {
+    const { vocabulary, segments } = index({ github });
+    const names = (text: string) => rank(vocabulary, segments, readQuery(text), 10).map((hit) => hit.name);
+    expect(names('create an issue')[0]).toBe('issues_create');
+    expect(names('list the issues')[0]).toBe('issues_list-for-repo');
+    expect(names('who starred my repo')[0]).toBe('activity_list-stargazers-for-repo');
+    expect(names('zebra')).toEqual([]);
+  });
+
+  it('weighs the action a task asks for against each method', () => {
+    const { vocabulary, segments } = index({
+      shop: [
+        tool('widget', 'GET', '/widgets/{id}', 'A widget'),
+        tool('widget_2', 'DELETE', '/widgets/{id}', 'A widget'),
+        tool('widget_3', 'PATCH', '/widgets/{id}', 'A widget'),
+      ],
+    });
+    const first = (text: string) => rank(vocabulary, segments, readQuery(text), 3)[0]?.name;
+    expect(first('remove the widget')).toBe('widget_2');
+    expect(first('change the widget')).toBe('widget_3');
+    expect(first('show the widget')).toBe('widget');
+  });
+
+  it('puts an exact name first with score 1, orders by score, ties in catalog order, and keeps `limit`', () => {
+    const same = [tool('alpha', 'GET', '/a', 'Widget report'), tool('beta', 'GET', '/b', 'Widget report')];
+    const { vocabulary, segments } = index({ one: same, two: same });
+    const hits = rank(vocabulary, segments, readQuery('widget report'), 10);
+    expect(hits.map((hit) => `${hit.appId}:${hit.name}`)).toEqual([
+      'one:alpha',
+      'one:beta',
+      'two:alpha',
+      'two:beta',
+    ]);
+    expect(new Set(hits.map((hit) => hit.score)).size).toBe(1);
+    expect(rank(vocabulary, segments, readQuery('widget report'), 3)).toEqual(hits.slice(0, 3));
+    const exact = rank(vocabulary, segments, readQuery('two:::beta'), 10);
+    expect(exact[0]).toMatchObject({ appId: 'two', name: 'beta', score: 1 });
+    expect(exact.slice(1).every((hit) => hit.score < 1)).toBe(true);
+  });
+
+  it('forgets the words of a segment counted out', () => {
+    const { vocabulary, segments } = index({ github });
+    const [segment] = segments;
+    vocabulary.count(segment as NonNullable<typeof segment>, -1);
+    expect(vocabulary.lookup(readQuery('stargazers'))).toEqual([]);
+  });
+
+  it('refuses a stored segment of another format', () => {
+    const text = buildSegment(github, { appId: 'github', provider: 'github.rest' });
+    const stored = JSON.parse(text);
+    expect(
+      openSegment('github', JSON.stringify({ ...stored, format: stored.format + 1 }), new SharedVocabulary()),
+    ).toBeNull();
+    expect(openSegment('github', '{not json', new SharedVocabulary())).toBeNull();
+  });
+});
