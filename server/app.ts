@@ -97,6 +97,9 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
             resolve();
           });
         });
+        // A refresh whose call already answered may still be waiting for its provider: its answer
+        // (perhaps a rotated refresh token) must reach the database before the database closes.
+        await deps.refreshes.settled();
         await deps.idempotency.close();
         await db.close();
       })();

@@ -115,6 +115,13 @@ export const LIMITS = {
   oauthStateTtlMs: OAUTH_STATE_LIFETIME_MS,
   /** Used or expired states stay known this long past expiry, so late callbacks still redirect. */
   oauthStateRetentionMs: 24 * 60 * 60 * 1000,
+  /**
+   * Live (unused, unexpired) OAuth states per (client, user, app): a newer start drops the oldest
+   * (issue 23: 2,000 starts by one key had stored 2,000 states, kept a day).
+   */
+  oauthLiveStatesPerGrant: 20,
+  /** 2025-era MCP clients remembered per API key: the least recently initialized are forgotten. */
+  mcpClientsPerKey: 50,
   idempotencyTtlMs: 24 * 60 * 60 * 1000,
   upstreamBodyExcerptBytes: 64 * 1024,
   /** A revoked key stops working within this time on every server. */
@@ -131,6 +138,13 @@ export const LIMITS = {
   apiKeyFailuresPerAddress: 50,
   apiKeyFailureWindowMs: 60_000,
   refreshSkewMs: 60_000,
+  /**
+   * How long a refresh may wait for the token endpoint, whatever happens to the call that started
+   * it (docs/reference.md "End-user OAuth"): a call waits for it at most UPSTREAM_TIMEOUT_MS, the
+   * refresh itself runs on, so a provider that answers late (having rotated the refresh token)
+   * still has its answer stored. Never less than UPSTREAM_TIMEOUT_MS.
+   */
+  refreshTimeoutMs: 60_000,
   shutdownGraceMs: 10_000,
   /**
    * Calls in one tRPC batch (docs/reference.md "Limits"): without a cap one request of 200

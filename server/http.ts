@@ -12,7 +12,7 @@ import { requestLogFields } from './logger.ts';
 import { MCP_PATH } from './mcp/path.ts';
 import type { Metrics } from './metrics.ts';
 import { handleOAuthCallback } from './oauth/callback.ts';
-import { renderCompletePage } from './oauth/complete-page.ts';
+import { completePage } from './oauth/complete-page.ts';
 import { CALLBACK_PATH, COMPLETE_PATH } from './oauth/state.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { sendError, sendJson } from './respond.ts';
@@ -228,13 +228,9 @@ export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
       documented: true,
       handle: async (req, res, { url }) => {
         req.resume();
-        res.writeHead(200, {
-          'content-type': 'text/html; charset=utf-8',
-          'cache-control': 'no-store',
-          'referrer-policy': 'no-referrer',
-          'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
-        });
-        res.end(renderCompletePage(url.searchParams));
+        const page = await completePage(deps, url.searchParams);
+        res.writeHead(200, page.headers);
+        res.end(page.html);
       },
     },
     ...procedureRoutes(deps, appRouter, {

@@ -72,7 +72,7 @@ export function createMetrics() {
   });
   const rateLimited = new Counter({
     name: 'toolgate_rate_limited_total',
-    help: 'Tool calls refused by the per-key rate limit (429 rate_limited)',
+    help: 'Tool calls and OAuth flow starts refused by the per-key rate limit (429 rate_limited)',
     registers: [registry],
   });
   // What a warm tool call must not do (the bench reads both around its load).
@@ -114,6 +114,10 @@ export function createMetrics() {
         upstream.series(`${app}\u0000${tool}`, () => ({ app, tool })).observe(report.upstreamMs / 1000);
       if (report.replayed) replays.inc({ app });
       if (report.outcome === 'rate_limited') rateLimited.inc();
+    },
+    /** A refusal of the rate limit that is not a tool call (an OAuth flow start). */
+    recordRateLimited(): void {
+      rateLimited.inc();
     },
     recordRefresh(appId: string, outcome: RefreshResult): void {
       refreshes.inc({ app: appId, outcome });

@@ -93,7 +93,7 @@ const ERRORS: Record<ErrorCode, { when: string; example: ErrorBody }> = {
     example: apiError('idempotency_key_reused', 'This idempotency key was used with another request.'),
   },
   rate_limited: {
-    when: 'the API key made RATE_LIMIT_PER_KEY_PER_MIN calls in the last 60 s; `Retry-After` and `retry_after` give the seconds to wait',
+    when: 'the API key made RATE_LIMIT_PER_KEY_PER_MIN calls (tool calls and OAuth flow starts) in the last 60 s; `Retry-After` and `retry_after` give the seconds to wait',
     example: apiError('rate_limited', 'Too many calls with this API key; retry later.', { retry_after: 7 }),
   },
   internal_error: {
@@ -146,7 +146,7 @@ const OPERATION_ERRORS: Record<string, ErrorCode[]> = {
     'upstream_timeout',
   ],
   'GET /tools': AGENT,
-  'POST /initiateOAuth': [...AGENT, 'rbac_denied', 'redirect_uri_mismatch', 'app_not_found'],
+  'POST /initiateOAuth': [...AGENT, 'rate_limited', 'rbac_denied', 'redirect_uri_mismatch', 'app_not_found'],
   'GET /connections': [...AGENT, 'rbac_denied'],
   'DELETE /connections/{appId}': [...AGENT, 'rbac_denied', 'not_found'],
   'POST /admin/clients': ADMIN,
@@ -389,8 +389,13 @@ const OTHER_PATHS = {
       operationId: 'oauthComplete',
       tags: ['oauth'],
       summary: 'The page an authorization started from MCP ends on',
-      description: 'A short HTML page telling the user the outcome; it never shows a token or a code.',
+      description:
+        'A short HTML page telling the user the outcome of the flow named by `flow` (an id the callback puts ' +
+        'there), as the server recorded it; an unknown id gets a neutral page. It never shows a token or a code.',
       security: [],
+      parameters: [
+        { name: 'flow', in: 'query' as const, required: false, schema: { type: 'string' as const } },
+      ],
       responses: { '200': text('HTML page', 'text/html') },
     },
   },

@@ -25,6 +25,11 @@ export class SingleFlight<K, V> {
     return this.#running.has(key);
   }
 
+  /** Settles when every run now in flight has settled (a server closing lets them finish). */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.#running.values()]);
+  }
+
   /** How many distinct keys are in flight (for tests and metrics). */
   get size(): number {
     return this.#running.size;

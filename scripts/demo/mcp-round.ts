@@ -53,7 +53,9 @@ export async function mcpRound(report: Reporter, options: McpRoundOptions): Prom
         '→ the client retries tools/call with the signed requestState',
       ].join('\n'),
     );
-    report.check(visit.status === 'success', `the authorization ended with status=${visit.status}`);
+    // The page reads the flow's outcome from toolgate's database, not from its URL.
+    const connected = visit.landingText.includes('is now connected');
+    report.check(connected, `toolgate's page does not say the app is now connected (${visit.landingStatus})`);
     return { action: 'accept' };
   });
   await client.connect(

@@ -22,11 +22,13 @@ export interface Visit {
   callbackUrl: URL;
   /** Where toolgate's callback redirected: the agent's redirect URI with `status` (and `reason`). */
   redirectedTo: URL;
-  /** `status` on the agent's redirect URI: `success` or `error`. */
+  /** `status` on the agent's redirect URI: `success` or `error` (none on toolgate's own page). */
   status: string | null;
   reason: string | null;
   /** What the agent's page answered (status code). */
   landingStatus: number;
+  /** What that page answered (its body as text). */
+  landingText: string;
 }
 
 export async function consent(
@@ -46,12 +48,12 @@ export async function consent(
   }
   const redirectedTo = new URL(location, callbackUrl);
   const landing = await fetch(redirectedTo, { redirect: 'manual' });
-  await landing.arrayBuffer();
   return {
     callbackUrl,
     redirectedTo,
     status: redirectedTo.searchParams.get('status'),
     reason: redirectedTo.searchParams.get('reason'),
     landingStatus: landing.status,
+    landingText: await landing.text(),
   };
 }

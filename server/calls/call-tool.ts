@@ -81,17 +81,27 @@ const failure = (body: ErrorBody, headers: Record<string, string> = {}): CallOut
 
 /** Step 1, the per-key rate limit (docs/reference.md "Limits"): a refused call does not count. */
 export function admitCall(deps: AppDeps, caller: Caller): Result<AdmittedCaller, CallFailure> {
-  const decision = deps.limiter.take(caller.principal.keyId ?? 'admin', deps.clock.now());
-  if (!decision.ok) {
+  const refused = takeRateLimit(deps, caller.principal);
+  if (refused) {
     deps.metrics.recordCall({ outcome: 'rate_limited' });
-    return err({
-      body: apiError('rate_limited', 'Too many calls with this API key; retry later.', {
-        retry_after: decision.error.retryAfterSeconds,
-      }),
-      headers: { [HEADER.retryAfter]: String(decision.error.retryAfterSeconds) },
-    });
+    return err(refused);
   }
   return ok(caller as AdmittedCaller);
+}
+
+/**
+ * One unit of the key's rate limit (docs/reference.md "Limits"): tool calls and OAuth flow starts
+ * share it. null when let through; else the 429 body and its Retry-After (nothing was counted).
+ */
+export function takeRateLimit(deps: AppDeps, principal: Principal): CallFailure | null {
+  const decision = deps.limiter.take(principal.keyId ?? 'admin', deps.clock.now());
+  if (decision.ok) return null;
+  return {
+    body: apiError('rate_limited', 'Too many calls with this API key; retry later.', {
+      retry_after: decision.error.retryAfterSeconds,
+    }),
+    headers: { [HEADER.retryAfter]: String(decision.error.retryAfterSeconds) },
+  };
 }
 
 /** What the run step answers, with the status idempotency stores it under. */

@@ -49,7 +49,7 @@ export async function runTool(
     );
   }
   const calledAt = performance.now();
-  const outcome = await callUpstream(built.value, limits.timeoutMs, limits.maxBodyBytes);
+  const outcome = await callUpstream(built.value, app.baseUrl, limits.timeoutMs, limits.maxBodyBytes);
   report.upstreamMs = Math.round((performance.now() - calledAt) * 10) / 10;
   if (!outcome.ok) {
     const failure = outcome.error;

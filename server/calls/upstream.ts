@@ -37,15 +37,18 @@ const dispatcher = new Agent();
 /**
  * Calls the upstream with undici's dispatcher and a handler of our own (no fetch, no promise
  * `request()` with its Readable body and async-resource bookkeeping: profiling showed each as a
- * large share of our CPU per call). Redirects are followed only within the app's origin, so the
- * Authorization header never leaves it. The time-out covers the whole exchange, body included.
+ * large share of our CPU per call). Redirects are followed only within the app's origin and under
+ * its base URL's path (`withinBase`), so the credential never reaches anything else. The time-out
+ * covers the whole exchange, body included.
  */
 export async function callUpstream(
   request: UpstreamRequest,
+  baseUrl: string,
   timeoutMs: number,
   maxBodyBytes: number,
 ): Promise<UpstreamOutcome> {
   const origin = request.url.origin;
+  let base: URL | undefined;
   let { method, body } = request;
   let headers = request.headers;
   let url = request.url;
@@ -59,7 +62,9 @@ export async function callUpstream(
     for (let hop = 0; ; hop += 1) {
       const followable = (location: string): boolean => {
         const next = safeUrl(location, url);
-        return next !== null && next.origin === origin && hop < MAX_REDIRECTS;
+        if (next === null || hop >= MAX_REDIRECTS) return false;
+        base ??= new URL(baseUrl);
+        return next.origin === origin && withinBase(next, base);
       };
       current = new Exchange(maxBodyBytes, followable);
       const answer = await current.run({
@@ -255,6 +260,43 @@ function causeOf(error: unknown): string {
   }
   const { code, name } = (error ?? {}) as { code?: unknown; name?: unknown };
   return typeof code === 'string' ? code : typeof name === 'string' ? name : 'unknown';
+}
+
+/** A `.` or `..` segment, also with a `;` parameter, which some servers drop (`..;/`). */
+const DOT_SEGMENT = /^\.\.?(;.*)?$/;
+/** Percent-decoding rounds a redirect's path is checked through (a server may decode twice). */
+const DECODING_ROUNDS = 3;
+
+/**
+ * A redirect target the call may follow (docs/reference.md "Agent endpoints"): the base URL's
+ * origin, no userinfo, and a path at or under the base path (`/v1` admits `/v1` and `/v1/…`, not
+ * `/v10`). The URL parser has already resolved `..` and `%2e%2e` segments; a server that
+ * percent-decodes the path again could still climb out through `..%2F` (or `%252e…` decoded
+ * twice), so each decoding of the path must stay under the decoded base path and hold no dot
+ * segment. A path that does not decode is not followed.
+ */
+export function withinBase(target: URL, base: URL): boolean {
+  if (target.origin !== base.origin || target.username !== '' || target.password !== '') return false;
+  let path = target.pathname;
+  let prefix = base.pathname.replace(/\/+$/, '');
+  for (let round = 0; round <= DECODING_ROUNDS; round += 1) {
+    if (prefix !== '' && path !== prefix && !path.startsWith(`${prefix}/`)) return false;
+    if (path.split(/[/\\]/).some((segment) => DOT_SEGMENT.test(segment))) return false;
+    const decoded = safeDecode(path);
+    if (decoded === null) return false;
+    if (decoded === path) return true;
+    path = decoded;
+    prefix = safeDecode(prefix) ?? prefix;
+  }
+  return false;
+}
+
+function safeDecode(text: string): string | null {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return null;
+  }
 }
 
 function safeUrl(location: string, base: URL): URL | null {

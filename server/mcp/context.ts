@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Caller, CallOutcome } from '../calls/call-tool.ts';
+import type { RequestLogFields } from '../logger.ts';
 
 export const MCP_MODES = ['auto', 'all', 'search'] as const;
 export type McpMode = (typeof MCP_MODES)[number];
@@ -18,6 +19,8 @@ export interface McpCall {
   startedAt: number;
   /** The request's logger (made on first use). */
   log: () => Logger;
+  /** The request's log line: key and client (set by the adapter), the call's tool, upstream and code. */
+  logFields: RequestLogFields;
   /**
    * The outcome, when the direct path (direct-call.ts) already ran the call and hands the answer
    * to the SDK (an authorization round): the MCP server answers it without running it again.

@@ -8,7 +8,7 @@ import { BAD_USER_HEADER } from '../calls/checks.ts';
 import { headerValue } from '../context.ts';
 import type { AppDeps } from '../deps.ts';
 import { badHeader } from '../errors.ts';
-import { lazyLogger } from '../logger.ts';
+import { lazyLogger, requestLogFields } from '../logger.ts';
 import { sendError, sendJson } from '../respond.ts';
 import { bodyFailure } from '../rest.ts';
 import type { RouteRequest } from '../route-table.ts';
@@ -99,6 +99,9 @@ export function createMcpRoute(deps: AppDeps, options: { direct?: boolean } = {}
       );
     }
     const principal = authenticated.value;
+    const logFields = requestLogFields(res);
+    logFields.keyId = principal.keyId;
+    if (principal.clientId) logFields.clientId = principal.clientId;
     const clientId = headerValue(req.headers, HEADER.clientId);
     if (!clientId || clientId !== principal.clientId) {
       return sendError(
@@ -154,6 +157,7 @@ export function createMcpRoute(deps: AppDeps, options: { direct?: boolean } = {}
       protoArguments: args !== null && typeof args === 'object' && Object.hasOwn(args, '__proto__'),
       startedAt,
       log: lazyLogger(logger, requestId),
+      logFields,
     };
     const direct = directCalls?.recognize(message, req.headers);
     if (direct) {

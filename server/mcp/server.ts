@@ -54,8 +54,11 @@ export async function runMcpCall(
   previous?: AuthorizationState,
 ): Promise<CallOutcome> {
   const admitted = admitCall(deps, call.caller);
-  if (!admitted.ok) return admitted;
-  return callTool(deps, admitted.value, {
+  if (!admitted.ok) {
+    call.logFields.error = admitted.error.body.error;
+    return admitted;
+  }
+  const outcome = await callTool(deps, admitted.value, {
     toolId,
     parameters: args ?? {},
     userId: call.userId,
@@ -65,7 +68,11 @@ export async function runMcpCall(
     apps: call.apps,
     startedAt: call.startedAt,
     log: call.log,
+    logFields: call.logFields,
   });
+  // The HTTP answer is a 200 either way: the line names the call's contract code, as /proxyV2's does.
+  if (!outcome.ok) call.logFields.error = outcome.error.body.error;
+  return outcome;
 }
 
 /**

@@ -71,15 +71,14 @@ function fromRefresh(outcome: RefreshOutcome, appId: string, needed: readonly st
   }
 }
 
-/** The app's client secret and the Basic credentials built from it, as a token request sends them. */
+/**
+ * The app's client secret, which a refresh sends. The token endpoint's own answer is already
+ * redacted of everything its request carried (callProvider); this keeps the secret out of the API's
+ * answers too, should the provider's API ever echo it.
+ */
 async function noteClientSecret(app: OAuthApp, seen: SeenSecrets): Promise<void> {
   const secret = await app.secret();
-  if (!secret) return;
-  seen.add(secret);
-  const plain = `${app.auth.clientId}:${secret}`;
-  // RFC 6749 §2.3.1 form-encodes both parts before base64; some clients do not.
-  const encoded = `${encodeURIComponent(app.auth.clientId)}:${encodeURIComponent(secret)}`;
-  for (const pair of new Set([plain, encoded])) seen.add(Buffer.from(pair).toString('base64'));
+  if (secret) seen.add(secret);
 }
 
 async function refreshed(

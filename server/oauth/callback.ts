@@ -23,6 +23,12 @@ export type CallbackOutcome = Result<string, ErrorBody>;
  */
 export type CallbackFailure = 'state_invalid' | 'code_exchange_failed' | 'issuer_mismatch' | 'server_error';
 
+/** The outcome of a callback that stored the grant (any other is its failure's reason). */
+const SUCCESS = 'success';
+
+/** How a callback of a flow started from MCP records its outcome (see `finish`). */
+type Recording = 'set' | 'if-unset' | 'keep';
+
 /** A provider's `error` passed on as `reason` only if it looks like an RFC 6749 error code. */
 const PROVIDER_ERROR = /^[a-z][a-z0-9_.-]{0,63}$/i;
 /** Longer than any state we issue by far; a longer value is not ours and is not hashed. */
@@ -55,17 +61,39 @@ export async function handleOAuthCallback(
   // The URI was registered at initiation; one removed since is no longer a trusted place.
   if (row.redirectUri !== null && !(await isRegisteredRedirectUri(prisma, row.clientId, row.redirectUri)))
     return invalidState();
-  // A flow started from MCP has no client URI: it ends on the server's own page.
-  const landing = row.redirectUri ?? completePageUrl(deps.config.publicUrl, row.appId);
+  const { redirectUri } = row;
 
-  const fail = (reason: string): CallbackOutcome => {
+  /**
+   * Where the browser goes: the client's URI with the outcome in its query, or — for a flow started
+   * from MCP, which has none — the server's own page, which reads the outcome recorded here by the
+   * flow's id (docs/reference.md "Other paths"), so that page never shows what a URL says.
+   * `record`: `if-unset` records only when no callback did before (a late one for an expired
+   * state); `keep` leaves the outcome of the callback that used the state (it may still be running).
+   */
+  const finish = async (outcome: string, record: Recording = 'set'): Promise<CallbackOutcome> => {
+    if (redirectUri !== null) {
+      const params: Record<string, string> =
+        outcome === SUCCESS ? { status: 'success' } : { status: 'error', reason: outcome };
+      return ok(redirectWith(redirectUri, params));
+    }
+    if (record !== 'keep') {
+      try {
+        await deps.states.recordOutcome(row.id, outcome, record === 'if-unset');
+      } catch (error) {
+        // The page then says the flow has not finished; a grant, if any, is stored all the same.
+        log.warn({ err: error, appId: row.appId }, 'oauth callback could not record the outcome');
+      }
+    }
+    return ok(completePageUrl(deps.config.publicUrl, row.id));
+  };
+  const fail = (reason: string, record?: Recording): Promise<CallbackOutcome> => {
     log.info({ appId: row.appId, reason }, 'oauth callback failed');
-    return ok(redirectWith(landing, { status: 'error', reason }));
+    return finish(reason, record);
   };
 
   // Single use across processes: of concurrent callbacks, only the one that claims the state goes on.
   const claimed = await deps.states.claim(row, deps.clock.now());
-  if (!claimed.ok) return fail('state_invalid');
+  if (!claimed.ok) return fail('state_invalid', claimed.error === 'used' ? 'keep' : 'if-unset');
 
   const app = await deps.apps.get(row.appId);
   if (!app || !isOAuthApp(app)) return fail('server_error');
@@ -126,5 +154,5 @@ export async function handleOAuthCallback(
     return fail('server_error');
   }
   log.info({ appId: app.appId }, 'oauth grant stored');
-  return ok(redirectWith(landing, { status: 'success' }));
+  return finish(SUCCESS);
 }

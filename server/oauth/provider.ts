@@ -1,6 +1,7 @@
 import * as oidc from 'openid-client';
 import type { PublicAuth } from '../../shared/schemas/apps.ts';
 import type { LoadedApp } from '../apps/registry.ts';
+import { Redactor } from '../calls/redact.ts';
 import { excerpt } from '../excerpt.ts';
 import { err, ok, type Result } from '../result.ts';
 
@@ -91,11 +92,14 @@ export async function callProvider<T>(
   request: (config: oidc.Configuration) => Promise<T>,
 ): Promise<ProviderOutcome<T>> {
   const signal = AbortSignal.timeout(timeoutMs);
+  const clientSecret = await app.secret();
   let answered: { status: number; body: string } | undefined;
   const fetchImpl: oidc.CustomFetch = async (url, options) => {
     const response = await fetch(url, { ...options, signal } as RequestInit);
     const bytes = Buffer.from(await response.arrayBuffer());
-    answered = { status: response.status, body: excerpt(bytes) };
+    // The body may become a 502's `upstream_body`: nothing we just sent may come back in it.
+    const written = new Redactor(writtenSecrets(options, clientSecret));
+    answered = { status: response.status, body: written.excerpt(excerpt(bytes)) };
     const headers = new Headers(response.headers);
     headers.delete('content-length');
     headers.delete('content-encoding');
@@ -105,7 +109,7 @@ export async function callProvider<T>(
       headers,
     });
   };
-  const config = providerConfiguration(app.auth, await app.secret(), fetchImpl);
+  const config = providerConfiguration(app.auth, clientSecret, fetchImpl);
   try {
     return ok(await request(config));
   } catch (error) {
@@ -116,6 +120,38 @@ export async function callProvider<T>(
     }
     return err({ kind: 'http_error', status, body });
   }
+}
+
+/** Form parameters of a token or revocation request that carry a secret. */
+const SECRET_PARAMETERS = [
+  'client_secret',
+  'refresh_token',
+  'code',
+  'code_verifier',
+  'token',
+  'client_assertion',
+];
+
+/**
+ * The secrets one request to the provider carried, as written: the client secret, the Basic
+ * credential (its base64 text, and the form-encoded `id:secret` inside it, which a provider may
+ * echo decoded), and the secret parameters of the form body (refresh token, code, verifier, the
+ * token being revoked). Redactor adds each one's other encodings.
+ */
+function writtenSecrets(options: oidc.CustomFetchOptions, clientSecret: string | null): string[] {
+  const secrets = clientSecret ? [clientSecret] : [];
+  const basic = /^Basic\s+(\S+)$/i.exec(options.headers.authorization ?? '')?.[1];
+  if (basic) {
+    const pair = Buffer.from(basic, 'base64').toString('utf8');
+    secrets.push(basic, pair, pair.slice(pair.indexOf(':') + 1));
+  }
+  const body = options.body;
+  const form =
+    body instanceof URLSearchParams ? body : typeof body === 'string' ? new URLSearchParams(body) : null;
+  for (const name of SECRET_PARAMETERS) {
+    for (const value of form?.getAll(name) ?? []) secrets.push(value);
+  }
+  return secrets;
 }
 
 /**

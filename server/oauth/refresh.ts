@@ -1,4 +1,5 @@
 import * as oidc from 'openid-client';
+import { LIMITS } from '../config.ts';
 import type { AppDeps } from '../deps.ts';
 import { err, ok } from '../result.ts';
 import {
@@ -31,6 +32,10 @@ const REAUTH_ERRORS = new Set(['invalid_grant', 'invalid_client', 'unauthorized_
  * The lock does not cover the provider's own view: a refresh token used elsewhere (another
  * deployment holding a copy) still fails with invalid_grant, and the grant then needs re-auth.
  *
+ * Once sent, a refresh runs to its end detached from the call that started it (`waitAtMost`): the
+ * call answers 504 after its own time-out, the refresh waits for the provider up to
+ * LIMITS.refreshTimeoutMs and stores what it gets, and a closing server lets it finish first.
+ *
  * Once the provider has answered, its answer is not lost to a database fault: if the lock's
  * connection dies before the save commits, the answer is saved again on a fresh connection,
  * conditional on the grant still holding the credential we read (a version: every seal is
@@ -52,7 +57,51 @@ export function refreshGrant(
   seen: string,
 ): Promise<RefreshOutcome> {
   const id = JSON.stringify([key.clientId, key.userId, key.appId]);
-  return deps.refreshes.run(id, () => refreshSurvivingFaults(deps, app, key, seen));
+  const flight = deps.refreshes.run(id, () => refreshSurvivingFaults(deps, app, key, seen));
+  return waitAtMost(flight, deps.config.upstreamTimeoutMs, (error) =>
+    deps.logger.error({ err: error, appId: key.appId, clientId: key.clientId }, 'oauth refresh failed late'),
+  );
+}
+
+/** What a call answers when the refresh it waits for outlives its time-out (the refresh goes on). */
+const STILL_RUNNING: RefreshOutcome = err({ kind: 'upstream_timeout' });
+
+/**
+ * A refresh, once sent, runs to its end (docs/reference.md "End-user OAuth"): the provider may have
+ * rotated the refresh token already, and its answer is the only copy of the new one. So a call
+ * waits for the refresh at most its own time-out and then answers 504, while the refresh goes on
+ * under its own bound (LIMITS.refreshTimeoutMs) and stores what it gets. Calls that come meanwhile
+ * join it (single flight here, the row lock on other servers) and use its answer.
+ */
+function waitAtMost(
+  flight: Promise<RefreshOutcome>,
+  ms: number,
+  lateFailure: (error: unknown) => void,
+): Promise<RefreshOutcome> {
+  return new Promise((resolve, reject) => {
+    let waiting = true;
+    const timer = setTimeout(() => {
+      waiting = false;
+      resolve(STILL_RUNNING);
+    }, ms);
+    flight.then(
+      (outcome) => {
+        clearTimeout(timer);
+        resolve(outcome);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        // Nobody waits any more: the failure is ours to tell.
+        if (waiting) reject(error);
+        else lateFailure(error);
+      },
+    );
+  });
+}
+
+/** How long the refresh's own request to the provider may take (never less than a call waits). */
+function refreshBudgetMs(deps: AppDeps): number {
+  return Math.max(LIMITS.refreshTimeoutMs, deps.config.upstreamTimeoutMs);
 }
 
 /** A provider answer not yet known to be stored, with the grant version it was computed from. */
@@ -128,7 +177,7 @@ async function lockedRefresh(
   seen: string,
   pending: { save?: PendingSave },
 ): Promise<RefreshOutcome> {
-  const budgetMs = deps.config.upstreamTimeoutMs;
+  const budgetMs = refreshBudgetMs(deps);
   return deps.db.prisma.$transaction(
     async (tx): Promise<RefreshOutcome> => {
       // Everything inside uses `tx` only: on PGlite the transaction holds the one connection.

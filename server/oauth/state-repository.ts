@@ -60,7 +60,31 @@ export class OAuthStateRepository {
       },
       select: { id: true },
     });
+    await this.#dropOldestLive(state, now);
     this.#prune(now);
+  }
+
+  /**
+   * Keeps at most LIMITS.oauthLiveStatesPerGrant live states of the new state's (client, user, app),
+   * dropping the oldest (by the database's insertion order). Run after the insert has committed,
+   * so across servers the last of concurrent starts sees every row and leaves the newest 20. A
+   * dropped state is forgotten: its callback finds no state (400 state_invalid).
+   */
+  async #dropOldestLive(state: NewState, now: number): Promise<void> {
+    const beyond = await this.prisma.oAuthState.findMany({
+      where: {
+        clientId: state.clientId,
+        userId: state.userId,
+        appId: state.appId,
+        usedAt: null,
+        expiresAt: { gt: new Date(now) },
+      },
+      orderBy: { seq: 'desc' },
+      skip: LIMITS.oauthLiveStatesPerGrant,
+      select: { id: true },
+    });
+    if (beyond.length === 0) return;
+    await this.prisma.oAuthState.deleteMany({ where: { id: { in: beyond.map((row) => row.id) } } });
   }
 
   /** The row of a state as the provider sent it back, or null when it is not ours. */
@@ -81,6 +105,28 @@ export class OAuthStateRepository {
       data: { usedAt: new Date(now) },
     });
     return count === 1 ? ok(undefined) : err('used');
+  }
+
+  /**
+   * Records how a flow started from MCP ended (`success` or a reason), for /oauth/complete.
+   * `ifUnset`: only when no outcome is recorded yet.
+   */
+  async recordOutcome(id: string, outcome: string, ifUnset: boolean): Promise<void> {
+    await this.prisma.oAuthState.updateMany({
+      where: { id, redirectUri: null, ...(ifUnset ? { outcome: null } : {}) },
+      data: { outcome },
+    });
+  }
+
+  /**
+   * A flow started from MCP, by its id: its app and recorded outcome (null while it runs), or null
+   * when no such flow is known (never one with a client redirect URI).
+   */
+  findFlow(id: string): Promise<{ appId: string; outcome: string | null } | null> {
+    return this.prisma.oAuthState.findFirst({
+      where: { id, redirectUri: null },
+      select: { appId: true, outcome: true },
+    });
   }
 
   /**

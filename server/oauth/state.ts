@@ -16,9 +16,9 @@ export function callbackUrl(publicUrl: string): string {
 /** The page a flow without a client redirect URI (started from MCP) ends on. */
 export const COMPLETE_PATH = '/oauth/complete';
 
-/** `/oauth/complete` naming the app; the callback adds `status` (and `reason`). */
-export function completePageUrl(publicUrl: string, appId: string): string {
-  return `${publicUrl}${COMPLETE_PATH}?app=${encodeURIComponent(appId)}`;
+/** `/oauth/complete` for one flow, by the id the server gave it (its state row's id): nothing else. */
+export function completePageUrl(publicUrl: string, flowId: string): string {
+  return `${publicUrl}${COMPLETE_PATH}?flow=${encodeURIComponent(flowId)}`;
 }
 
 export function hashState(state: string): string {

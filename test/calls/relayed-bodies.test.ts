@@ -14,6 +14,10 @@ import { type OAuthProviderFixture, startOAuthProvider } from '../support/oauth-
 import { call, startServer, type TestServer } from '../support/server.ts';
 
 const API_KEY = 'sk_live_relay-secret-0123456789abcdef';
+/** Issue 23's case: base64 text, whose `+`, `/` and `=` every percent-encoding escapes. */
+const B64_KEY = 'Zm9vYmFy+/SeCrEt+Key/Value==';
+/** A key on which query and form rules, and JSON escapes, all differ. */
+const ODD_KEY = 'k"e\\y/ é~*!(+)=;';
 const LIMIT = 64 * 1024;
 
 /** An upstream that echoes what it received back, in several shapes, and one that never ends. */
@@ -51,6 +55,32 @@ async function startEchoUpstream(): Promise<EchoUpstream> {
       case '/echo-error':
         res.writeHead(400, { 'content-type': 'text/plain' });
         return res.end(`rejected: ${seen}`);
+      case '/echo-url':
+        res.writeHead(200, { 'content-type': 'application/json' });
+        return res.end(JSON.stringify({ url: req.url }));
+      case '/echo-url-error':
+        res.writeHead(403, { 'content-type': 'text/plain' });
+        return res.end(`forbidden: ${req.url}`);
+      case '/echo-forms':
+      case '/echo-forms-error': {
+        // The key as the upstream may write it back: as sent, re-encoded by form rules, and as
+        // JSON encoders escape it (plain, `/` escaped, non-ASCII escaped) — in an error's text.
+        const key = url.searchParams.get('api_key') ?? '';
+        const json = JSON.stringify(key);
+        const ascii = json.replace(
+          /[\u0080-\uffff]/g,
+          (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+        );
+        const forms = [
+          url.search,
+          new URLSearchParams({ api_key: key }).toString(),
+          `{"key":${json}}`,
+          `{"key":${json.replaceAll('/', '\\/')}}`,
+          `{"key":${ascii}}`,
+        ];
+        res.writeHead(url.pathname === '/echo-forms' ? 200 : 400, { 'content-type': 'text/plain' });
+        return res.end(forms.join('\n'));
+      }
       case '/echo-error-cut': {
         // The 64 KiB cut goes through the secret: its beginning must not be left at the end.
         res.writeHead(500, { 'content-type': 'text/plain' });
@@ -85,6 +115,10 @@ async function startEchoUpstream(): Promise<EchoUpstream> {
     'echo-escaped',
     'echo-binary',
     'echo-error',
+    'echo-url',
+    'echo-url-error',
+    'echo-forms',
+    'echo-forms-error',
     'echo-error-cut',
     'declared-big',
     'endless',
@@ -128,6 +162,16 @@ describeBackends('relayed upstream bodies', (backend) => {
       provider: 'acme.echo',
       openapi: upstream.openapi,
       auth: { type: 'api_key', in: 'query', name: 'api_key', value: API_KEY },
+    });
+    await registerApp(server, 'based', {
+      provider: 'acme.echo',
+      openapi: upstream.openapi,
+      auth: { type: 'api_key', in: 'query', name: 'api_key', value: B64_KEY },
+    });
+    await registerApp(server, 'odd', {
+      provider: 'acme.echo',
+      openapi: upstream.openapi,
+      auth: { type: 'api_key', in: 'query', name: 'api_key', value: ODD_KEY },
     });
     await registerApp(server, 'oauthed', {
       provider: 'acme.echo',
@@ -182,6 +226,55 @@ describeBackends('relayed upstream bodies', (backend) => {
     expect(Buffer.byteLength(body)).toBeLessThanOrEqual(64 * 1024);
     expect(body).toBe('p'.repeat(64 * 1024 - 10));
     expect(cut.text).not.toContain(API_KEY.slice(0, 10));
+  });
+
+  it('redacts a query API key percent-encoded as it was sent, in data and in upstream_body (issue 23)', async () => {
+    const reply = await proxy(server, agent, { toolId: 'based:::echo_url', parameters: {} });
+    expect(reply.status).toBe(200);
+    expect(reply.body.data).toEqual({ url: '/echo-url?api_key=[REDACTED]' });
+
+    const failed = await proxy(
+      server,
+      agent,
+      { toolId: 'based:::echo_url_error', parameters: {} },
+      { 'x-service-idempotency-key': 'based-1' },
+    );
+    expect(failed.status).toBe(502);
+    expect(failed.body).toEqual({
+      ok: false,
+      error: 'upstream_error',
+      message: 'The upstream answered 403.',
+      upstream_status: 403,
+      upstream_body: 'forbidden: /echo-url-error?api_key=[REDACTED]',
+    });
+    // The stored 502 (idempotency) is the redacted one too.
+    const stored = await dumpDatabase(server);
+    expect(stored).toContain('forbidden: /echo-url-error?api_key=[REDACTED]');
+    for (const text of [reply.text, failed.text, stored]) expect(text).not.toContain('SeCrEt');
+  });
+
+  it('redacts a key in every form it was written in: query and form encoding, JSON escapes', async () => {
+    const expected = [
+      '?api_key=[REDACTED]',
+      'api_key=[REDACTED]',
+      '{"key":"[REDACTED]"}',
+      '{"key":"[REDACTED]"}',
+      '{"key":"[REDACTED]"}',
+    ].join('\n');
+    const ok = await proxy(server, agent, { toolId: 'odd:::echo_forms', parameters: {} });
+    expect(ok.status).toBe(200);
+    expect(ok.body.data).toBe(expected);
+
+    const failed = await proxy(server, agent, { toolId: 'odd:::echo_forms_error', parameters: {} });
+    expect(failed.status).toBe(502);
+    expect(failed.body).toEqual({
+      ok: false,
+      error: 'upstream_error',
+      message: 'The upstream answered 400.',
+      upstream_status: 400,
+      upstream_body: expected,
+    });
+    for (const text of [ok.text, failed.text]) expect(text).not.toContain('(+)');
   });
 
   it('keeps the user access token and refresh token out of the answer and the stored idempotency answer', async () => {

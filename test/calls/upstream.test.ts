@@ -65,6 +65,7 @@ describe('callUpstream', () => {
     try {
       const ok = await callUpstream(
         { method: 'GET', url: new URL(`http://127.0.0.1:${port}/x`), headers: {} },
+        `http://127.0.0.1:${port}`,
         2_000,
         1024 * 1024,
       );
@@ -75,6 +76,7 @@ describe('callUpstream', () => {
       expect(seen).toEqual(['toolgate/0.1']);
       const slow = await callUpstream(
         { method: 'GET', url: new URL(`http://127.0.0.1:${port}/slow`), headers: {} },
+        `http://127.0.0.1:${port}`,
         100,
         1024 * 1024,
       );
@@ -85,6 +87,7 @@ describe('callUpstream', () => {
     }
     const closed = await callUpstream(
       { method: 'GET', url: new URL(`http://127.0.0.1:${port}/x`), headers: {} },
+      `http://127.0.0.1:${port}`,
       2_000,
       1024 * 1024,
     );
@@ -113,6 +116,7 @@ describe('callUpstream on a huge error body', () => {
       async (origin) => {
         const outcome = await callUpstream(
           { method: 'GET', url: new URL(`${origin}/`), headers: {} },
+          `${origin}`,
           10_000,
           1024 * 1024,
         );
@@ -135,6 +139,7 @@ describe('callUpstream on a huge error body', () => {
       async (origin) => {
         const stalled = await callUpstream(
           { method: 'GET', url: new URL(`${origin}/stall`), headers: {} },
+          `${origin}`,
           100,
           1024 * 1024,
         );
@@ -162,6 +167,7 @@ describe('callUpstream reading answers', () => {
       async (origin) => {
         const outcome = await callUpstream(
           { method: 'GET', url: new URL(`${origin}/moved`), headers: {} },
+          `${origin}`,
           5_000,
           1024 * 1024,
         );
@@ -186,6 +192,7 @@ describe('callUpstream reading answers', () => {
       async (origin) => {
         const outcome = await callUpstream(
           { method: 'GET', url: new URL(`${origin}/loop`), headers: {} },
+          `${origin}`,
           5_000,
           1024,
         );
@@ -209,6 +216,7 @@ describe('callUpstream reading answers', () => {
       async (origin) => {
         const outcome = await callUpstream(
           { method: 'GET', url: new URL(`${origin}/big`), headers: {} },
+          `${origin}`,
           5_000,
           1024,
         );
@@ -228,6 +236,7 @@ describe('callUpstream reading answers', () => {
       async (origin) => {
         const outcome = await callUpstream(
           { method: 'POST', url: new URL(`${origin}/things`), headers: {}, body: 'x' },
+          `${origin}`,
           5_000,
           1024,
         );

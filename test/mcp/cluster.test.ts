@@ -32,7 +32,7 @@ describe.runIf(backends().some((b) => b.name === 'postgres'))(
       expect(result.resultType).toBe('input_required');
       const state = result.requestState as string;
       const url = (result.inputRequests as { authorize: { params: { url: string } } }).authorize.params.url;
-      expect((await consent(a, url, userId)).query.get('status')).toBe('success');
+      expect((await consent(a, url, userId)).page.html).toContain('is now connected');
 
       const before = hits(a.upstream, '/me');
       const retry = (server: Harness, id: number) =>

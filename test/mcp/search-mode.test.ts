@@ -315,7 +315,7 @@ describeBackends('MCP search mode', (backend) => {
         expect(error?.code).toBe(-32042);
         expect(hits(harness.upstream, '/me')).toBe(before);
         const done = await consent(harness, error?.data.elicitations[0]?.url as string, userId);
-        expect(done.query.get('status')).toBe('success');
+        expect(done.page.html).toContain('<strong>demo</strong> is now connected');
         const result = await client.callTool({
           name: 'call_tool',
           arguments: { name: 'demo:::getMe', arguments: {} },

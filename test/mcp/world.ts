@@ -8,7 +8,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { type Harness, redirectQuery } from '../oauth/harness.ts';
+import type { Harness } from '../oauth/harness.ts';
 import { type Agent, agentHeaders } from '../support/agent.ts';
 
 export interface McpClientOptions {
@@ -31,7 +31,8 @@ export interface Elicited {
 
 /**
  * The simulated user: opens the authorization URL, consents at the provider as `account`, and the
- * browser lands on toolgate's callback, which sends it to /oauth/complete. Answers that page.
+ * browser lands on toolgate's callback, which sends it to /oauth/complete?flow=<id>. Answers that
+ * page, which tells the flow's outcome as the server recorded it.
  */
 export async function consent(harness: Harness, authorizationUrl: string, account: string) {
   const back = await harness.provider.authorize(authorizationUrl, { account });
@@ -43,7 +44,6 @@ export async function consent(harness: Harness, authorizationUrl: string, accoun
   return {
     callback,
     location,
-    query: redirectQuery(callback),
     page: { status: page.status, html: await page.text() },
   };
 }

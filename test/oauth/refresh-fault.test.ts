@@ -68,3 +68,36 @@ describe.runIf(hasPostgres())('refresh when the lock connection dies [postgres]'
     expect((await h.connections('fault')).body.connections[0].status).toBe('active');
   });
 });
+
+// Issue 23, item 3: a server that closes while a refresh waits for its provider (its call already
+// answered 504) keeps the database open until the answer is stored.
+describe.runIf(hasPostgres())('refresh outliving its call when the server closes [postgres]', () => {
+  const TIMEOUT_MS = 1_000;
+  let h: Harness;
+  let admin: pg.Client;
+  beforeAll(async () => {
+    h = await startHarness('postgres', { env: { UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS) } });
+    admin = new pg.Client({ connectionString: h.server.databaseUrl });
+    await admin.connect();
+  });
+  afterAll(async () => {
+    await admin?.end();
+    await h?.close();
+  });
+
+  it('stores the late answer before the database closes', async () => {
+    expect(redirectQuery(await h.connect('closing')).get('status')).toBe('success');
+    h.clock.advance(INTO_REFRESH_WINDOW);
+    h.provider.delayTokenAnswer(TIMEOUT_MS + 500);
+    try {
+      expect((await h.proxy('closing')).status).toBe(504);
+      await h.server.app.close();
+    } finally {
+      h.provider.delayTokenAnswer(0);
+    }
+    const { rows } = await admin.query<{ expires_at: Date }>(
+      "SELECT expires_at FROM connections WHERE user_id = 'closing'",
+    );
+    expect(rows[0]?.expires_at.getTime()).toBe(h.clock.now() + 300_000);
+  });
+});

@@ -1,9 +1,11 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { LIMITS } from '../../server/config.ts';
 import { describeBackends } from '../support/db.ts';
 import { freePort } from '../support/ports.ts';
 import { APP_ID, type Harness, redirectQuery, startHarness } from './harness.ts';
 
+/** UPSTREAM_TIMEOUT_MS of these servers. */
+const TIMEOUT_MS = 1_500;
 /** The provider's access tokens live 300 s; this leaves them 60 s: inside the refresh window. */
 const INTO_REFRESH_WINDOW = 300_000 - LIMITS.refreshSkewMs;
 
@@ -17,7 +19,7 @@ async function connected(h: Harness, userId: string, appId?: string): Promise<vo
 describeBackends('end-user OAuth: refresh', (backend) => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness(backend.name, { env: { UPSTREAM_TIMEOUT_MS: '1500' } });
+    h = await startHarness(backend.name, { env: { UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS) } });
   });
   afterAll(async () => {
     await h?.close();
@@ -141,6 +143,56 @@ describeBackends('end-user OAuth: refresh', (backend) => {
     }
     expect((await h.connections('slow')).body.connections[0].status).toBe('active');
     expect((await h.proxy('slow')).status).toBe(200);
+  });
+
+  it('stores a refresh answered after the call timed out: the call gets 504, the next one the rotated token (issue 23)', async () => {
+    await connected(h, 'late');
+    h.clock.advance(INTO_REFRESH_WINDOW);
+    const refreshes = h.provider.counts.refresh_token;
+    const before = (await h.connections('late')).body.connections[0];
+    // The provider rotates the refresh token at once and answers after the call's time-out.
+    h.provider.delayTokenAnswer(TIMEOUT_MS + 700);
+    try {
+      const reply = await h.proxy('late');
+      expect(reply.status).toBe(504);
+      expect(reply.body).toEqual({ ok: false, error: 'upstream_timeout', message: expect.any(String) });
+    } finally {
+      h.provider.delayTokenAnswer(0);
+    }
+    // The refresh went on without the call and stored what the provider answered.
+    await vi.waitFor(
+      async () =>
+        expect((await h.connections('late')).body.connections[0].expiresAt).not.toBe(before.expiresAt),
+      { timeout: 5_000, interval: 50 },
+    );
+    const next = await h.proxy('late');
+    expect(next.status).toBe(200);
+    expect(next.body.data).toEqual({ id: 'user-1', name: 'Ada' });
+    expect(h.provider.counts.refresh_token).toBe(refreshes + 1);
+
+    // The next refresh spends the rotated refresh token: it works only if that one was stored.
+    h.clock.advance(INTO_REFRESH_WINDOW);
+    expect((await h.proxy('late')).status).toBe(200);
+    expect(h.provider.counts.refresh_token).toBe(refreshes + 2);
+    expect((await h.connections('late')).body.connections[0].status).toBe('active');
+  });
+
+  it('lets a call that comes while a late refresh runs use its answer instead of spending the old token', async () => {
+    await connected(h, 'joiner');
+    h.clock.advance(INTO_REFRESH_WINDOW);
+    const refreshes = h.provider.counts.refresh_token;
+    h.provider.delayTokenAnswer(TIMEOUT_MS + 700);
+    let second: Awaited<ReturnType<Harness['proxy']>>;
+    try {
+      expect((await h.proxy('joiner')).status).toBe(504);
+      // The refresh is still out; this call waits for it (up to its own time-out).
+      second = await h.proxy('joiner');
+    } finally {
+      h.provider.delayTokenAnswer(0);
+    }
+    expect(second.status).toBe(200);
+    expect(h.provider.counts.refresh_token).toBe(refreshes + 1);
+    expect((await h.connections('joiner')).body.connections[0].status).toBe('active');
   });
 
   it('refreshes once and retries once when the upstream refuses a token believed valid', async () => {

@@ -53,7 +53,10 @@ describeBackends('OAuth state repository', (backend) => {
       usedAt: null,
     });
     expect(row?.id).toMatch(/^ost_[a-z0-9]{20}$/);
-    expect(JSON.stringify(await db.prisma.oAuthState.findMany())).not.toContain(state);
+    const rows = await db.prisma.oAuthState.findMany();
+    expect(
+      JSON.stringify(rows, (_key, value) => (typeof value === 'bigint' ? String(value) : value)),
+    ).not.toContain(state);
     expect(await states.find('not-ours')).toBeNull();
   });
 

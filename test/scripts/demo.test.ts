@@ -37,7 +37,7 @@ it('runs the whole agent loop, auth_required then reauth_required, and exits 0',
     '[8/9] An MCP client (official SDK, 2026-07-28) uses the same tools for user "grace"',
   );
   expect(stdout).toContain('← input required: URL elicitation');
-  expect(stdout).toContain('/oauth/complete?app=demo&status=success (200)');
+  expect(stdout).toMatch(/\/oauth\/complete\?flow=ost_[a-z0-9]{4}… \(200\)/);
   expect(stdout).toContain('the upstream ran once');
   expect(stdout).toContain('[9/9] Stopping everything');
   expect(stdout.trimEnd().endsWith('Every step worked.')).toBe(true);

@@ -78,6 +78,11 @@ export interface OAuthProviderFixture {
   failTokenEndpoint(count: number, status?: number): void;
   /** The token endpoint answers after `ms` milliseconds (0: at once). */
   delayTokenEndpoint(ms: number): void;
+  /**
+   * The token endpoint does its work at once (a refresh rotates the refresh token) but sends its
+   * answer `ms` milliseconds later, whether the caller still waits or not (0: at once).
+   */
+  delayTokenAnswer(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -93,6 +98,7 @@ export async function startOAuthProvider(options: OAuthProviderOptions): Promise
   const grants = new Map<string, string>();
   let failures: { remaining: number; status: number } = { remaining: 0, status: 503 };
   let delayMs = 0;
+  let answerDelayMs = 0;
 
   // The port first: the issuer is part of the configuration.
   const http: Server = createServer();
@@ -213,6 +219,7 @@ export async function startOAuthProvider(options: OAuthProviderOptions): Promise
       if (typeof params?.code_verifier === 'string') seen.add(params.code_verifier);
       if (typeof params?.code === 'string') seen.add(params.code);
       if (typeof params?.refresh_token === 'string') seen.add(params.refresh_token);
+      if (answerDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, answerDelayMs));
       return;
     }
     if (ctx.method === 'POST' && ctx.path === '/token/revocation') counts.revocation += 1;
@@ -268,6 +275,9 @@ export async function startOAuthProvider(options: OAuthProviderOptions): Promise
     },
     delayTokenEndpoint: (ms) => {
       delayMs = ms;
+    },
+    delayTokenAnswer: (ms) => {
+      answerDelayMs = ms;
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -1,13 +1,23 @@
 import { agentHeaders } from '../../../shared/schemas/headers.ts';
 import { initiateOAuthInput, initiateOAuthOutput } from '../../../shared/schemas/oauth.ts';
 import { SCOPE } from '../../auth/scopes.ts';
+import { takeRateLimit } from '../../calls/call-tool.ts';
 import { initiateOAuth } from '../../oauth/initiate.ts';
 import { ApiProblem } from '../../problem.ts';
 import { agentProcedure, requireScope } from '../../trpc.ts';
 
-/** POST /initiateOAuth (docs/reference.md "End-user OAuth"): key → client → scope oauth:initiate → body → app → redirect URI. */
+/**
+ * POST /initiateOAuth (docs/reference.md "End-user OAuth"): key → client → rate limit → scope
+ * oauth:initiate → body → app → redirect URI. A flow start takes a unit of the key's rate limit
+ * like a tool call: each one stores a state, and one key must not be able to store them unbounded.
+ */
 export const initiateOAuthProcedure = agentProcedure
   .use(async function requireOAuthInitiate({ ctx, next }) {
+    const refused = takeRateLimit(ctx.deps, ctx.principal);
+    if (refused) {
+      ctx.deps.metrics.recordRateLimited();
+      throw new ApiProblem(refused.body, refused.headers);
+    }
     requireScope(ctx.principal.scopes, SCOPE.oauthInitiate);
     return next();
   })
