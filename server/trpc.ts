@@ -6,7 +6,7 @@ import { HEADER } from '../shared/headers.ts';
 import type { Principal } from './auth/authenticate.ts';
 import { hasScope, SCOPE } from './auth/scopes.ts';
 import { type Context, headerValue } from './context.ts';
-import { ApiProblem, issuesFromZod, keyLacksScope } from './problem.ts';
+import { ApiProblem, issuesFromZod, keyLacksScope } from './http/problem.ts';
 
 /**
  * The contract body for any error leaving a procedure, whichever transport carries it. Besides

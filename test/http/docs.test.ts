@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { operationErrors } from '../../server/openapi.ts';
+import { operationErrors } from '../../server/http/openapi.ts';
 import { ERROR_STATUS } from '../../shared/errors.ts';
 import { call, startServer, type TestServer } from '../support/server.ts';
 

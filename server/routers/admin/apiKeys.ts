@@ -8,7 +8,7 @@ import {
   revokeApiKeyInput,
 } from '../../../shared/schemas/admin.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../admin/api-keys.ts';
-import { ApiProblem } from '../../problem.ts';
+import { ApiProblem } from '../../http/problem.ts';
 import { adminProcedure, router } from '../../trpc.ts';
 
 export const apiKeysRouter = router({

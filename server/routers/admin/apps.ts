@@ -10,7 +10,7 @@ import {
 } from '../../../shared/schemas/apps.ts';
 import { appView, deleteApp, putApp } from '../../apps/apps.ts';
 import type { LoadedApp } from '../../apps/registry.ts';
-import { ApiProblem } from '../../problem.ts';
+import { ApiProblem } from '../../http/problem.ts';
 import { adminProcedure, router } from '../../trpc.ts';
 
 const view = (app: LoadedApp) =>

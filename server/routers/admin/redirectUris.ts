@@ -8,7 +8,7 @@ import {
   removeRedirectUriInput,
 } from '../../../shared/schemas/admin.ts';
 import { addRedirectUri, listRedirectUris, removeRedirectUri } from '../../admin/redirect-uris.ts';
-import { ApiProblem } from '../../problem.ts';
+import { ApiProblem } from '../../http/problem.ts';
 import { adminProcedure, router } from '../../trpc.ts';
 
 const PATH = '/admin/clients/{clientId}/redirect-uris';

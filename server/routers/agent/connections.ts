@@ -11,9 +11,9 @@ import {
 import { SCOPE } from '../../auth/scopes.ts';
 import { checkUserHeader } from '../../calls/checks.ts';
 import { type Context, headerValue } from '../../context.ts';
+import { ApiProblem } from '../../http/problem.ts';
 import { listGrants } from '../../oauth/grants.ts';
 import { disconnect } from '../../oauth/revoke.ts';
-import { ApiProblem } from '../../problem.ts';
 import { agentProcedure, requireScope, router } from '../../trpc.ts';
 
 /** X-Service-User-Id is required here: connections are always one user's. */

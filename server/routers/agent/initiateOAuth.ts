@@ -1,8 +1,8 @@
 import { agentHeaders } from '../../../shared/schemas/headers.ts';
 import { initiateOAuthInput, initiateOAuthOutput } from '../../../shared/schemas/oauth.ts';
 import { SCOPE } from '../../auth/scopes.ts';
+import { ApiProblem } from '../../http/problem.ts';
 import { initiateOAuth } from '../../oauth/initiate.ts';
-import { ApiProblem } from '../../problem.ts';
 import { agentProcedure, requireScope } from '../../trpc.ts';
 
 /** POST /initiateOAuth (docs/reference.md "End-user OAuth"): key → client → scope oauth:initiate → body → app → redirect URI. */

@@ -9,7 +9,7 @@ import { proxyHeaders } from '../../../shared/schemas/headers.ts';
 import { type AdmittedCaller, admitCall, callTool } from '../../calls/call-tool.ts';
 import { droppedParameterIssues } from '../../calls/checks.ts';
 import { type Context, headerValue } from '../../context.ts';
-import { ApiProblem } from '../../problem.ts';
+import { ApiProblem } from '../../http/problem.ts';
 import { authenticateAgent, inputProblem, publicProcedure } from '../../trpc.ts';
 
 /** What the middleware lets through to the resolver. */

@@ -5,7 +5,7 @@ import { agentHeaders } from '../../../shared/schemas/headers.ts';
 import type { LoadedApp } from '../../apps/registry.ts';
 import { canExecute } from '../../auth/scopes.ts';
 import { LIMITS } from '../../config.ts';
-import { ApiProblem } from '../../problem.ts';
+import { ApiProblem } from '../../http/problem.ts';
 import { agentProcedure } from '../../trpc.ts';
 
 /** Tools in a page when the caller names no `limit` (docs/reference.md "Agent endpoints"). */

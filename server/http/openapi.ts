@@ -1,8 +1,8 @@
 import type { AnyRouter } from '@trpc/server';
 import type { OpenAPIObject } from 'trpc-to-openapi';
-import { apiError, ERROR_STATUS, type ErrorBody, type ErrorCode } from '../shared/errors.ts';
-import { MCP_PATH } from './mcp/path.ts';
-import { CALLBACK_PATH, COMPLETE_PATH } from './oauth/state.ts';
+import { apiError, ERROR_STATUS, type ErrorBody, type ErrorCode } from '../../shared/errors.ts';
+import { MCP_PATH } from '../mcp/path.ts';
+import { CALLBACK_PATH, COMPLETE_PATH } from '../oauth/state.ts';
 
 type SchemaObject = NonNullable<NonNullable<OpenAPIObject['components']>['schemas']>[string];
 type Operation = {

@@ -1,6 +1,6 @@
 import { TRPCError } from '@trpc/server';
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
-import { ERROR_STATUS, type ErrorBody, type Issue } from '../shared/errors.ts';
+import { ERROR_STATUS, type ErrorBody, type Issue } from '../../shared/errors.ts';
 
 const TRPC_CODE_BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
   400: 'BAD_REQUEST',
@@ -68,4 +68,4 @@ function sentence(message: string): string {
 }
 
 // Built transport-free in errors.ts, where services take them from.
-export { badHeader, keyLacksScope } from './errors.ts';
+export { badHeader, keyLacksScope } from '../errors.ts';

@@ -1,15 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AnyRouter } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
-import { apiError, type ErrorBody } from '../shared/errors.ts';
+import { apiError, type ErrorBody } from '../../shared/errors.ts';
+import { type Context, createContextInner } from '../context.ts';
+import type { AppDeps } from '../deps.ts';
+import { requestLogFields } from '../logger.ts';
+import { problemBody } from '../trpc.ts';
 import { type BodyFailure, readJsonBody } from './body.ts';
-import { type Context, createContextInner } from './context.ts';
-import type { AppDeps } from './deps.ts';
-import { requestLogFields } from './logger.ts';
 import { ApiProblem } from './problem.ts';
 import { sendError, sendJson } from './respond.ts';
 import type { RouteEntry, RouteRequest } from './route-table.ts';
-import { problemBody } from './trpc.ts';
 
 /**
  * The REST face of the router: every procedure with `meta.openapi` is an entry of the server's

@@ -1,19 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
-import { apiError, statusOf } from '../shared/errors.ts';
-import { HEADER } from '../shared/headers.ts';
+import { apiError, statusOf } from '../../shared/errors.ts';
+import { HEADER } from '../../shared/headers.ts';
+import { LIMITS } from '../config.ts';
+import { createContextInner } from '../context.ts';
+import type { AppDeps } from '../deps.ts';
+import { requestLogFields } from '../logger.ts';
+import { MCP_PATH } from '../mcp/path.ts';
+import type { Metrics } from '../metrics.ts';
+import { handleOAuthCallback } from '../oauth/callback.ts';
+import { renderCompletePage } from '../oauth/complete-page.ts';
+import { CALLBACK_PATH, COMPLETE_PATH } from '../oauth/state.ts';
+import { appRouter } from '../routers/_app.ts';
+import { serveProxy } from '../routers/agent/proxy.ts';
+import { createCallerFactory, problemBody, trpcErrorEnvelope } from '../trpc.ts';
 import { nestsTooDeep, readJsonBody } from './body.ts';
-import { LIMITS } from './config.ts';
-import { createContextInner } from './context.ts';
-import type { AppDeps } from './deps.ts';
 import { DOCS_ASSETS_PATH, DOCS_HEADERS, DOCS_PAGE, DOCS_PATH, docsAsset } from './docs.ts';
-import { requestLogFields } from './logger.ts';
-import { MCP_PATH } from './mcp/path.ts';
-import type { Metrics } from './metrics.ts';
-import { handleOAuthCallback } from './oauth/callback.ts';
-import { renderCompletePage } from './oauth/complete-page.ts';
-import { CALLBACK_PATH, COMPLETE_PATH } from './oauth/state.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { sendError, sendJson } from './respond.ts';
 import { ToolgateResponse } from './response.ts';
@@ -26,9 +29,6 @@ import {
   type RouteHandler,
   type RouteRequest,
 } from './route-table.ts';
-import { appRouter } from './routers/_app.ts';
-import { serveProxy } from './routers/agent/proxy.ts';
-import { createCallerFactory, problemBody, trpcErrorEnvelope } from './trpc.ts';
 
 export { sendError, sendJson } from './respond.ts';
 
@@ -37,7 +37,7 @@ const createCaller = createCallerFactory(appRouter);
 const TRPC_PREFIX = '/trpc/';
 
 /**
- * The server's ONE route table (server/route-table.ts): the REST routes of the procedures, tRPC
+ * The server's ONE route table (route-table.ts): the REST routes of the procedures, tRPC
  * under /trpc, the OAuth callback and the operational paths. To add a path, add an entry here;
  * 404, 405 + Allow and HEAD come from the table. An entry that /openapi.json describes says
  * `documented: true` (a test holds the two to each other).
@@ -219,7 +219,7 @@ export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
       method: 'POST',
       path: MCP_PATH,
       documented: true,
-      handle: lazyHandler(() => import('./mcp/http.ts').then((mcp) => mcp.createMcpRoute(deps))),
+      handle: lazyHandler(() => import('../mcp/http.ts').then((mcp) => mcp.createMcpRoute(deps))),
     },
     // Where an authorization started from MCP ends: a page for the user, never a token or code.
     {
