@@ -1,13 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AnyRouter } from '@trpc/server';
-import type { OpenApiMeta } from 'trpc-to-openapi';
-import { apiError, type ErrorBody } from '../../shared/errors.ts';
 import { type Context, createContextInner } from '../context.ts';
 import type { AppDeps } from '../deps.ts';
 import { requestLogFields } from '../logger.ts';
-import { problemBody } from '../trpc.ts';
-import { type BodyFailure, readJsonBody } from './body.ts';
-import { ApiProblem } from './problem.ts';
+import type { ProcedureMeta } from '../trpc.ts';
+import { readJsonBody } from './body.ts';
+import { apiProblemOf, bodyFailure, bodyFailureHeaders, problemBody } from './problem.ts';
 import { sendError, sendJson } from './respond.ts';
 import type { RouteEntry, RouteRequest } from './route-table.ts';
 
@@ -24,83 +22,82 @@ export interface ProcedureRoute {
   procedurePath: string;
   /** true when input comes from a JSON body, false when from the query string. */
   usesBody: boolean;
+  /** What the procedure declares about its route (errors, body limit, fast path, examples). */
+  meta: ProcedureMeta;
 }
 
 export function collectRoutes(router: AnyRouter): ProcedureRoute[] {
   const routes: ProcedureRoute[] = [];
   for (const [procedurePath, procedure] of Object.entries(router._def.procedures)) {
-    const openapi = (procedure as { _def: { meta?: OpenApiMeta } })._def.meta?.openapi;
-    if (!openapi?.path || openapi.enabled === false) continue;
+    const meta = (procedure as { _def: { meta?: ProcedureMeta } })._def.meta;
+    const openapi = meta?.openapi;
+    if (!meta || !openapi?.path || openapi.enabled === false) continue;
     routes.push({
       method: openapi.method,
       template: openapi.path,
       procedurePath,
       usesBody: openapi.method === 'POST' || openapi.method === 'PUT' || openapi.method === 'PATCH',
+      meta,
     });
   }
   return routes;
 }
 
-/** The contract body for a body that could not be read. */
-export function bodyFailure(failure: BodyFailure, limit: number): ErrorBody {
-  switch (failure) {
-    case 'payload_too_large':
-      return apiError('payload_too_large', `The body is larger than ${limit} bytes.`, { limit });
-    case 'unsupported_media_type':
-      return apiError('unsupported_media_type', 'The body must be application/json.');
-    case 'too_deep':
-      return apiError('invalid_request', 'The body is nested too deeply.', {
-        issues: [{ path: '', message: 'JSON nested deeper than 128 levels.' }],
-      });
-    case 'malformed_json':
-      return apiError('invalid_request', 'The body is not valid JSON.', {
-        issues: [{ path: '', message: 'Malformed JSON.' }],
-      });
-  }
-}
+/** The caller of the router: tRPC's createCaller applied to a context. */
+export type CreateCaller = (ctx: Context) => unknown;
 
-export interface ProcedureRouteOptions {
-  /** The caller of the router (tRPC's createCaller applied to a context). */
-  createCaller: (ctx: ReturnType<typeof createContextInner>) => unknown;
-  /** The body limit of a route (PUT of a whole document may allow more than MAX_BODY_BYTES). */
-  bodyLimit: (route: ProcedureRoute) => number;
-  /**
-   * Procedures (by path) whose REST route runs a function doing the procedure's own steps instead
-   * of the tRPC caller: for the hot path, where tRPC's per-level context copies show.
-   */
-  direct?: Readonly<Record<string, (ctx: Context, input: unknown) => Promise<unknown>>>;
+/** How one REST route runs: its body limit, and its procedure (the fast path, or the tRPC caller). */
+interface RouteRunner {
+  route: ProcedureRoute;
+  bodyLimit: number;
+  run: (ctx: Context, input: unknown) => Promise<unknown>;
 }
 
 /** The route-table entries of the router's REST routes. */
-export function procedureRoutes(
-  deps: AppDeps,
-  router: AnyRouter,
-  options: ProcedureRouteOptions,
-): RouteEntry[] {
-  return collectRoutes(router).map((route) => ({
-    method: route.method,
-    path: route.template,
-    documented: true,
-    handle: (req, res, request) => handleProcedure(deps, options, route, req, res, request),
-  }));
+export function procedureRoutes(deps: AppDeps, router: AnyRouter, createCaller: CreateCaller): RouteEntry[] {
+  const { config } = deps;
+  return collectRoutes(router).map((route) => {
+    const runner: RouteRunner = {
+      route,
+      bodyLimit: route.meta.bodyLimit === 'document' ? config.maxDocumentBytes : config.maxBodyBytes,
+      run: route.meta.direct ?? viaCaller(createCaller, route.procedurePath),
+    };
+    return {
+      method: route.method,
+      path: route.template,
+      documented: true,
+      handle: (req, res, request) => handleProcedure(deps, runner, req, res, request),
+    };
+  });
+}
+
+/** The procedure at `procedurePath` (`admin.apps.put`) through tRPC's caller. */
+function viaCaller(
+  createCaller: CreateCaller,
+  procedurePath: string,
+): (ctx: Context, input: unknown) => Promise<unknown> {
+  const keys = procedurePath.split('.');
+  return (ctx, input) =>
+    (
+      keys.reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], createCaller(ctx)) as (
+        input: unknown,
+      ) => Promise<unknown>
+    )(input);
 }
 
 async function handleProcedure(
   deps: AppDeps,
-  options: ProcedureRouteOptions,
-  route: ProcedureRoute,
+  runner: RouteRunner,
   req: IncomingMessage,
   res: ServerResponse,
   request: RouteRequest,
 ): Promise<void> {
+  const { route } = runner;
   let body: unknown;
   if (route.usesBody) {
-    const limit = options.bodyLimit(route);
-    const read = await readJsonBody(req, limit);
+    const read = await readJsonBody(req, runner.bodyLimit);
     if (!read.ok) {
-      const headers: Record<string, string> =
-        read.error === 'payload_too_large' ? { connection: 'close' } : {};
-      sendError(res, bodyFailure(read.error, limit), headers);
+      sendError(res, bodyFailure(read.error, runner.bodyLimit), bodyFailureHeaders(read.error));
       return;
     }
     body = read.value;
@@ -115,25 +112,14 @@ async function handleProcedure(
     remoteAddress: req.socket.remoteAddress,
     logFields: requestLogFields(res),
   });
-  const direct = options.direct?.[route.procedurePath];
   try {
-    const input = routeInput(route, request, body);
-    const output = direct
-      ? await direct(ctx, input)
-      : await (
-          route.procedurePath
-            .split('.')
-            .reduce<unknown>(
-              (node, key) => (node as Record<string, unknown>)[key],
-              options.createCaller(ctx),
-            ) as (input: unknown) => Promise<unknown>
-        )(input);
+    const output = await runner.run(ctx, routeInput(route, request, body));
     sendJson(res, ctx.response.status ?? 200, output, ctx.response.headers);
   } catch (error) {
     const problem = problemBody(error);
     if (problem.error === 'internal_error')
       ctx.log().error({ err: error, route: route.template }, 'request failed');
-    sendError(res, problem, error instanceof ApiProblem ? error.headers : {});
+    sendError(res, problem, apiProblemOf(error)?.headers ?? {});
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import type { Caller, CallOutcome } from '../calls/call-tool.ts';
+import type { Caller } from '../auth/agent.ts';
+import type { CallOutcome } from '../calls/call-tool.ts';
 
 /** One authenticated `/mcp` request, as the adapter hands it to the MCP server it builds. */
 export interface McpCall {

@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRouteTable, parseTarget } from '../../server/http/route-table.ts';
-import { createRoutes } from '../../server/http/server.ts';
+import { createRoutes } from '../../server/http/routes.ts';
 import { createMetrics } from '../../server/metrics.ts';
 import { call, startServer, type TestServer } from '../support/server.ts';
 

@@ -5,8 +5,8 @@ import { agentHeaders } from '../../../shared/schemas/headers.ts';
 import type { LoadedApp } from '../../apps/registry.ts';
 import { canExecute } from '../../auth/scopes.ts';
 import { LIMITS } from '../../config.ts';
-import { ApiProblem } from '../../http/problem.ts';
-import { agentProcedure } from '../../trpc.ts';
+import { ApiProblem } from '../../errors.ts';
+import { AGENT_ERRORS, agentProcedure } from '../../trpc.ts';
 
 /** Tools in a page when the caller names no `limit` (docs/reference.md "Agent endpoints"). */
 const DEFAULT_PAGE = 1000;
@@ -66,6 +66,7 @@ export const listToolsProcedure = agentProcedure
       summary: 'List the tools this API key may run, with their parameter schemas',
       protect: true,
     },
+    errors: AGENT_ERRORS,
   })
   .input(listToolsInput)
   .output(listToolsOutput)
