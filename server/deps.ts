@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { AppRegistry } from './apps/registry.ts';
 import type { ApiKeyVerifier } from './auth/authenticate.ts';
-import type { SlidingWindowLimiter } from './calls/rate-limit.ts';
+import type { SlidingWindowLimiter } from './auth/rate-limit.ts';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { Envelope } from './crypto/envelope.ts';

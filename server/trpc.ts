@@ -1,81 +1,38 @@
 import { initTRPC, TRPCError } from '@trpc/server';
-import { TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import type { OpenApiMeta } from 'trpc-to-openapi';
-import { apiError, type ErrorBody } from '../shared/errors.ts';
-import { HEADER } from '../shared/headers.ts';
-import type { Principal } from './auth/authenticate.ts';
+import type { ErrorCode } from '../shared/errors.ts';
+import { authenticateAgent, authenticateKey } from './auth/agent.ts';
 import { hasScope, SCOPE } from './auth/scopes.ts';
-import { type Context, headerValue } from './context.ts';
-import { ApiProblem, issuesFromZod, keyLacksScope } from './problem.ts';
+import type { Context } from './context.ts';
+import { ApiProblem, keyLacksScope } from './errors.ts';
+import { problemBody, trpcCodeOf } from './http/problem.ts';
 
 /**
- * The contract body for any error leaving a procedure, whichever transport carries it. Besides
- * our own ApiProblems and input errors, tRPC raises its own for a caller's mistakes (an unknown
- * procedure, a query sent as POST, a body it cannot parse…): each gets its row of the contract
- * table, so only a real failure of ours is `internal_error`.
+ * What a procedure declares about its route besides its shapes: one place per route, read by the
+ * REST mount (http/rest.ts) and /openapi.json (http/openapi.ts).
  */
-export function problemBody(error: unknown, bodyLimit = 0): ErrorBody {
-  if (error instanceof ApiProblem) return error.body;
-  const cause = (error as { cause?: unknown })?.cause;
-  if (cause && typeof cause === 'object' && (cause as { name?: string }).name === 'ZodError')
-    return inputProblem((cause as { issues: Parameters<typeof issuesFromZod>[0] }).issues);
-  if (error instanceof TRPCError) {
-    const mistake = clientMistake(error, bodyLimit);
-    if (mistake) return mistake;
-  }
-  return apiError('internal_error', 'The server failed to handle this request.');
-}
-
-/** 400 for an input its schema refuses (tRPC's input parser, or a surface that parses the same schema). */
-export function inputProblem(zodIssues: Parameters<typeof issuesFromZod>[0]): ErrorBody {
-  return apiError('invalid_request', 'The request does not have the expected shape.', {
-    issues: issuesFromZod(zodIssues),
-  });
-}
-
-/** tRPC's own codes for a caller's mistake, as contract bodies; null for anything else. */
-function clientMistake(error: TRPCError, bodyLimit: number): ErrorBody | null {
-  // tRPC reports an `input` query that is not JSON as BAD_REQUEST caused by JSON.parse.
-  const code =
-    error.code === 'BAD_REQUEST' && error.cause instanceof SyntaxError ? 'PARSE_ERROR' : error.code;
-  switch (code) {
-    case 'NOT_FOUND':
-      return apiError('not_found', 'No such procedure.');
-    case 'METHOD_NOT_SUPPORTED':
-      return apiError('method_not_allowed', 'This method is not allowed on this procedure.');
-    case 'UNSUPPORTED_MEDIA_TYPE':
-      return apiError('unsupported_media_type', 'The body must be application/json.');
-    case 'PAYLOAD_TOO_LARGE':
-      return apiError('payload_too_large', `The body is larger than ${bodyLimit} bytes.`, {
-        limit: bodyLimit,
-      });
-    case 'PARSE_ERROR':
-      return apiError('invalid_request', 'The input is not valid JSON.', {
-        issues: [{ path: '', message: 'Malformed JSON.' }],
-      });
-    case 'BAD_REQUEST':
-      return apiError('invalid_request', 'The request is not a valid tRPC call.', {
-        issues: [{ path: '', message: 'Malformed tRPC request.' }],
-      });
-    default:
-      return null;
-  }
-}
-
-/**
- * A tRPC error answer written outside tRPC (a body refused before tRPC reads it), in the shape the
- * error formatter below gives tRPC's own: the contract body under `error.data.contract`.
- */
-export function trpcErrorEnvelope(body: ErrorBody): {
-  error: { message: string; code: number; data: { contract: ErrorBody } };
-} {
-  const code = TRPC_ERROR_CODES_BY_KEY[new ApiProblem(body).code];
-  return { error: { message: body.message, code, data: { contract: body } } };
-}
+export type ProcedureMeta = OpenApiMeta<{
+  /**
+   * The contract codes the operation answers beyond those of every route (bad input, a wrong
+   * method, our own failure) and of a body (413, 415), listed in /openapi.json with their bodies.
+   */
+  errors?: readonly ErrorCode[];
+  /** `document`: the body may hold a whole OpenAPI document, up to MAX_DOCUMENT_BYTES (not MAX_BODY_BYTES). */
+  bodyLimit?: 'document';
+  /**
+   * The fast path: the REST route runs this instead of the tRPC caller, the procedure's own steps
+   * without tRPC's per-level context copies (the hot path; a parity test holds the two together).
+   */
+  direct?: (ctx: Context, input: unknown) => Promise<unknown>;
+  /** The request body shown as an example in /openapi.json. */
+  example?: unknown;
+  /** Headers of the 200 answer beyond X-Request-Id, as OpenAPI header objects. */
+  successHeaders?: Record<string, unknown>;
+}>;
 
 const t = initTRPC
   .context<Context>()
-  .meta<OpenApiMeta>()
+  .meta<ProcedureMeta>()
   .create({
     // Never ship stacks; tRPC clients find the contract body under `data.contract`.
     isDev: false,
@@ -87,50 +44,38 @@ const t = initTRPC
 
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
-export const publicProcedure = t.procedure;
-
-/** The caller's key, or 401 invalid_api_key. */
-async function authenticateKey(ctx: Context): Promise<Principal> {
-  const outcome = await ctx.deps.keys.authenticate(headerValue(ctx.headers, HEADER.authorization), {
-    address: ctx.remoteAddress,
-  });
-  if (!outcome.ok) {
-    throw new ApiProblem(
-      apiError('invalid_api_key', 'The API key is missing, malformed, unknown or revoked.'),
-    );
-  }
-  ctx.logFields.keyId = outcome.value.keyId;
-  return outcome.value;
-}
 
 /**
- * An agent's key plus the client it was issued to (X-Service-Client-Id), or 401. One function,
- * so a route can add its own step (the rate limit of /proxyV2) without another middleware level:
- * tRPC copies the context at every level, which the bench profile shows on the hot path.
+ * An ApiProblem thrown below becomes tRPC's error of the same status (tRPC wraps whatever else is
+ * thrown as a 500); the formatter above writes its body.
  */
-export async function authenticateAgent(ctx: Context): Promise<{ principal: Principal; clientId: string }> {
-  const principal = await authenticateKey(ctx);
-  const clientId = headerValue(ctx.headers, HEADER.clientId);
-  if (principal.clientId) ctx.logFields.clientId = principal.clientId;
-  if (!clientId || clientId !== principal.clientId) {
-    throw new ApiProblem(
-      apiError(
-        'invalid_client',
-        'X-Service-Client-Id is missing, unknown, or not the client this key was issued to.',
-      ),
-    );
-  }
-  return { principal, clientId };
-}
+export const publicProcedure = t.procedure.use(async function contractErrors({ next }) {
+  const result = await next();
+  if (result.ok || !(result.error.cause instanceof ApiProblem)) return result;
+  const problem = result.error.cause;
+  return {
+    ...result,
+    error: new TRPCError({ code: trpcCodeOf(problem.status), message: problem.message, cause: problem }),
+  };
+});
+
+/** The codes an agent route's sign-in answers (for `meta.errors`). */
+export const AGENT_ERRORS: readonly ErrorCode[] = ['invalid_api_key', 'invalid_client'];
+/** The codes an admin route's sign-in answers (for `meta.errors`). */
+export const ADMIN_ERRORS: readonly ErrorCode[] = ['invalid_api_key', 'rbac_denied'];
 
 /** Any valid API key (or the bootstrap admin key). */
 export const keyProcedure = publicProcedure.use(async function requireApiKey({ ctx, next }) {
-  return next({ ctx: { principal: await authenticateKey(ctx) } });
+  const key = await authenticateKey(ctx.deps.keys, ctx.headers, ctx.remoteAddress, ctx.logFields);
+  if (!key.ok) throw new ApiProblem(key.error);
+  return next({ ctx: { principal: key.value } });
 });
 
-/** An agent call: a key plus the client it was issued to. */
+/** An agent call: a key plus the client it was issued to (auth/agent.ts). */
 export const agentProcedure = publicProcedure.use(async function requireAgent({ ctx, next }) {
-  return next({ ctx: await authenticateAgent(ctx) });
+  const caller = await authenticateAgent(ctx.deps.keys, ctx.headers, ctx.remoteAddress, ctx.logFields);
+  if (!caller.ok) throw new ApiProblem(caller.error);
+  return next({ ctx: caller.value });
 });
 
 /** Fails with 403 rbac_denied naming the scope, the contract's answer for a missing scope. */

@@ -1,41 +1,33 @@
-import type { Logger } from 'pino';
-import { apiError, type ErrorBody, type Issue, statusOf } from '../../shared/errors.ts';
+import { apiError, type ErrorBody, statusOf } from '../../shared/errors.ts';
 import { HEADER } from '../../shared/headers.ts';
 import type { ProxySuccess } from '../../shared/schemas/agent.ts';
+import type { Caller } from '../auth/agent.ts';
 import type { Principal } from '../auth/authenticate.ts';
 import type { AppDeps } from '../deps.ts';
 import { requestFingerprint } from '../idempotency/fingerprint.ts';
 import { checkIdempotencyKey } from '../idempotency/key.ts';
 import { scopeOf } from '../idempotency/service.ts';
-import type { RequestLogFields } from '../logger.ts';
-import type { CallReport } from '../metrics.ts';
 import { isOAuthApp } from '../oauth/provider.ts';
 import { err, ok, type Result } from '../result.ts';
 import { authorizeAndRun } from './authorize-and-run.ts';
 import { checkParameters, checkScope, checkUserHeader } from './checks.ts';
 import { Redactor } from './redact.ts';
-import { type ResolvedTool, resolveTool, toolNotFound } from './resolve.ts';
-import type { RunOutcome, UpstreamReport } from './run-tool.ts';
+import { resolveTool, toolNotFound } from './resolve.ts';
+import type { RunOutcome } from './run-tool.ts';
+import { type AdmittedCaller, type CallRequest, ToolCall, type ToolCallReport } from './tool-call.ts';
+
+export type { AdmittedCaller, CallRequest } from './tool-call.ts';
 
 /**
  * The tool-call core (docs/reference.md "Agent endpoints"): the one path `/proxyV2` (REST and tRPC) and MCP `tools/call`
  * share. It knows nothing of HTTP, tRPC or MCP: it answers a typed outcome, and each surface maps
  * it to its own wire (the error side carries the contract body and the headers REST adds).
  *
- * Authentication (key → client) stays in front, in each adapter; so does parsing the body's shape,
- * which the contract orders after the rate limit: hence two steps, `admitCall` then `callTool`,
- * the second taking only what the first let through.
+ * Authentication (key → client, auth/agent.ts) stays in front, in each adapter; so does parsing the
+ * body's shape, which the contract orders after the rate limit: hence two steps, `admitCall` then
+ * `callTool`, the second taking only what the first let through. Past its checks a call is one
+ * object (tool-call.ts) that the last steps share.
  */
-
-/** An authenticated agent: its key and the client the key was issued to. */
-export interface Caller {
-  principal: Principal;
-  clientId: string;
-}
-
-declare const admitted: unique symbol;
-/** A caller that passed the rate limit of this call; only `admitCall` makes one. */
-export type AdmittedCaller = Caller & { readonly [admitted]: true };
 
 export interface CallSuccess {
   body: ProxySuccess;
@@ -50,28 +42,6 @@ export interface CallFailure {
 }
 
 export type CallOutcome = Result<CallSuccess, CallFailure>;
-
-export interface CallRequest {
-  /** Composite `<appId>:::<toolName>`, or a bare tool name with `appId`. */
-  toolId: string;
-  parameters: Record<string, unknown>;
-  /** X-Service-App-Id. */
-  appId?: string | undefined;
-  /** X-Service-User-Id as sent. */
-  userId?: string | undefined;
-  /** X-Service-Idempotency-Key as sent. */
-  idempotencyKey?: string | undefined;
-  /** Parameter problems the adapter found before its parser dropped them (a `__proto__` name). */
-  earlierIssues?: readonly Issue[];
-  /** Only these apps' tools exist for this call (MCP's `apps` filter); all when absent. */
-  apps?: ReadonlySet<string> | undefined;
-  /** performance.now() at arrival: meta.duration_ms is the whole call as the server saw it. */
-  startedAt: number;
-  /** The request's logger (made on first use: only an idempotent call may log). */
-  log: () => Logger;
-  /** The request's log line: the call fills in its tool, app and upstream (surfaces with one). */
-  logFields?: RequestLogFields;
-}
 
 /** The headers of a fresh answer: none (shared, never written to). */
 const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
@@ -120,7 +90,7 @@ export async function callTool(
   caller: AdmittedCaller,
   request: CallRequest,
 ): Promise<CallOutcome> {
-  const report: CallReport & UpstreamReport & { toolId?: string } = { outcome: 'ok' };
+  const report: ToolCallReport = { outcome: 'ok' };
   const outcome = await runCall(deps, caller, request, report);
   report.outcome = outcome.ok ? 'ok' : outcome.error.body.error;
   report.replayed =
@@ -141,7 +111,7 @@ async function runCall(
   deps: AppDeps,
   caller: AdmittedCaller,
   request: CallRequest,
-  report: CallReport & UpstreamReport & { toolId?: string },
+  report: ToolCallReport,
 ): Promise<CallOutcome> {
   const resolved = await resolveTool(deps.apps, request.toolId, request.appId);
   if (!resolved.ok) return failure(resolved.error);
@@ -157,14 +127,15 @@ async function runCall(
     checkIdempotencyKey(request.idempotencyKey);
   if (denied) return failure(denied);
 
-  if (request.idempotencyKey === undefined) return settle(await run(deps, caller, target, request, report));
+  const call = new ToolCall(deps, caller, target, request, report);
+  if (request.idempotencyKey === undefined) return settle(await run(call));
 
   const { toolId, app } = target;
   const { userId, parameters } = request;
   const result = await deps.idempotency.run(
     { scope: scopeOf(caller.principal.keyId), key: request.idempotencyKey },
     requestFingerprint({ toolId, appId: app.appId, userId, parameters }),
-    () => run(deps, caller, target, request, report),
+    () => run(call),
     request.log(),
   );
   if (!result.ok) {
@@ -190,26 +161,8 @@ async function runCall(
 }
 
 /** Steps 7–9, what idempotency runs at most once: authorization, upstream, envelope. */
-async function run(
-  deps: AppDeps,
-  caller: AdmittedCaller,
-  target: ResolvedTool,
-  request: CallRequest,
-  report: CallReport & UpstreamReport,
-): Promise<RunAnswer> {
-  const seen = new Set<string>();
-  const outcome = redactFailure(
-    await authorizeAndRun(
-      deps,
-      target,
-      { clientId: caller.clientId, userId: request.userId },
-      request.parameters,
-      request.startedAt,
-      seen,
-      report,
-    ),
-    seen,
-  );
+async function run(call: ToolCall): Promise<RunAnswer> {
+  const outcome = redactFailure(await authorizeAndRun(call), call.seen);
   return outcome.ok
     ? { status: 200, body: outcome.value, outcome }
     : { status: statusOf(outcome.error.error), body: outcome.error, outcome };

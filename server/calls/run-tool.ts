@@ -1,45 +1,27 @@
 import { apiError, type ErrorBody } from '../../shared/errors.ts';
 import type { ProxySuccess } from '../../shared/schemas/agent.ts';
 import type { Credentials } from '../catalog/request.ts';
-import type { SeenSecrets } from '../oauth/access.ts';
 import { err, ok, type Result } from '../result.ts';
 import { Redactor } from './redact.ts';
-import type { ResolvedTool } from './resolve.ts';
+import type { ToolCall } from './tool-call.ts';
 import { callUpstream, toData } from './upstream.ts';
 
 const BACKSLASH = 0x5c;
 
 export type RunOutcome = Result<ProxySuccess, ErrorBody>;
 
-/** What the upstream did on this call, for the call report (metrics and the request log line). */
-export interface UpstreamReport {
-  upstreamStatus?: number;
-  upstreamMs?: number;
-  cause?: string;
-}
-
-export interface RunLimits {
-  timeoutMs: number;
-  maxBodyBytes: number;
-}
-
 /**
- * Runs a resolved, authorized, validated call against the upstream and shapes the envelope. A
- * secret of `seen` in the success body is redacted in its bytes, before the body is parsed, and in
+ * Runs a resolved, authorized, validated call against the upstream, within the configured time
+ * and size limits, reports what the upstream did, and shapes the envelope. A
+ * secret of `call.seen` in the success body is redacted in its bytes, before the body is parsed, and in
  * the parsed value when the bytes hold a backslash: only a JSON escape (`\u0061…`) can spell a
  * secret the bytes do not show, and a walk of every value costs what the rest of the call does.
  */
-export async function runTool(
-  resolved: ResolvedTool,
-  parameters: Record<string, unknown>,
-  credentials: Credentials,
-  startedAt: number,
-  limits: RunLimits,
-  seen: SeenSecrets,
-  report: UpstreamReport = {},
-): Promise<RunOutcome> {
-  const { app, tool, toolId } = resolved;
-  const built = tool.buildRequest(app.baseUrl, parameters, { credentials });
+export async function runTool(call: ToolCall, credentials: Credentials): Promise<RunOutcome> {
+  const { app, tool, toolId } = call.target;
+  const { config } = call.deps;
+  const { report } = call;
+  const built = tool.buildRequest(app.baseUrl, call.request.parameters, { credentials });
   if (!built.ok) {
     return err(
       apiError('invalid_parameters', 'The parameters cannot be sent to the upstream.', {
@@ -49,7 +31,12 @@ export async function runTool(
     );
   }
   const calledAt = performance.now();
-  const outcome = await callUpstream(built.value, app.baseUrl, limits.timeoutMs, limits.maxBodyBytes);
+  const outcome = await callUpstream(
+    built.value,
+    app.baseUrl,
+    config.upstreamTimeoutMs,
+    config.maxUpstreamBodyBytes,
+  );
   report.upstreamMs = Math.round((performance.now() - calledAt) * 10) / 10;
   if (!outcome.ok) {
     const failure = outcome.error;
@@ -77,7 +64,7 @@ export async function runTool(
   }
   const answer = outcome.value;
   report.upstreamStatus = answer.status;
-  const redactor = new Redactor(seen);
+  const redactor = new Redactor(call.seen);
   const body = redactor.bytes(answer.body);
   const data = toData(answer.contentType, body);
   return ok({
@@ -85,7 +72,7 @@ export async function runTool(
     data: redactor.empty || !body.includes(BACKSLASH) ? data : redactor.value(data),
     meta: {
       tool_id: toolId,
-      duration_ms: Math.round(performance.now() - startedAt),
+      duration_ms: Math.round(performance.now() - call.request.startedAt),
       provider: app.provider,
     },
   });

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import type { Caller, CallOutcome } from '../calls/call-tool.ts';
+import type { Caller } from '../auth/agent.ts';
+import type { CallOutcome } from '../calls/call-tool.ts';
 import type { RequestLogFields } from '../logger.ts';
 
 export const MCP_MODES = ['auto', 'all', 'search'] as const;

@@ -3,15 +3,17 @@ import { createMcpHandler, validateHostHeader } from '@modelcontextprotocol/serv
 import { apiError } from '../../shared/errors.ts';
 import { HEADER } from '../../shared/headers.ts';
 import { ID_PATTERN, userIdSchema } from '../../shared/ids.ts';
-import { readJsonBody } from '../body.ts';
+import { authenticateAgent, type Caller } from '../auth/agent.ts';
 import { BAD_USER_HEADER } from '../calls/checks.ts';
+import type { Config } from '../config.ts';
 import { headerValue } from '../context.ts';
 import type { AppDeps } from '../deps.ts';
 import { badHeader } from '../errors.ts';
+import { readJsonBody } from '../http/body.ts';
+import { bodyFailure, bodyFailureHeaders } from '../http/problem.ts';
+import { sendError, sendJson } from '../http/respond.ts';
+import type { RouteHandler, RouteRequest } from '../http/route-table.ts';
 import { lazyLogger, requestLogFields } from '../logger.ts';
-import { sendError, sendJson } from '../respond.ts';
-import { bodyFailure } from '../rest.ts';
-import type { RouteRequest } from '../route-table.ts';
 import { rememberInitialize } from './clients.ts';
 import { MCP_CALL, MCP_MODES, type McpCall, type McpMode } from './context.ts';
 import { answerDirectCall, DirectCallRecognizer } from './direct-call.ts';
@@ -19,10 +21,17 @@ import { MCP_PATH } from './path.ts';
 import { requestStateCodecs, STATE_BINDING, type StateBinding } from './request-state.ts';
 import { CALL_TOOL } from './search-mode.ts';
 import { mcpServerFactory } from './server.ts';
+import { toWebRequest, writeWebResponse } from './web-bridge.ts';
 
 export { MCP_PATH };
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', '[::1]', 'localhost']);
+/** A 401 of /mcp tells the client how to authenticate. */
+const UNAUTHORIZED: Readonly<Record<string, string>> = Object.freeze({ 'www-authenticate': 'Bearer' });
+
+/** One JSON-RPC message as the body carries it (a non-null, non-array object). */
+type RpcMessage = { method?: unknown; params?: { capabilities?: unknown; arguments?: unknown } };
+type McpHandler = ReturnType<typeof createMcpHandler>;
 
 /** A JSON-RPC error answered before the MCP server is reached (no request id is known yet). */
 function sendRpcError(res: ServerResponse, status: number, code: number, message: string): void {
@@ -31,12 +40,17 @@ function sendRpcError(res: ServerResponse, status: number, code: number, message
 
 /**
  * POST /mcp: the HTTP side of the MCP adapter, in front of the official SDK's stateless handler
- * (createMcpHandler: 2026-07-28, and 2025-era clients through its legacy fallback). In order:
- * DNS-rebinding defence (Host, Origin → 403) → body (415, 413, malformed JSON and batches →
- * JSON-RPC errors) → key and client (401 + WWW-Authenticate) → `apps` → a plain 2026-07-28
- * `tools/call` straight to the tool-call core (direct-call.ts), anything else to the SDK.
+ * (createMcpHandler: 2026-07-28, and 2025-era clients through its legacy fallback). Its steps, in
+ * order; each answers the request itself when it refuses it:
+ * 1. `guard`: the DNS-rebinding defence (Host, Origin → 403);
+ * 2. `readMessage`: the body (415, 413; malformed JSON and batches → JSON-RPC errors);
+ * 3. `signIn`: key and client (401 + WWW-Authenticate), auth/agent.ts as on every surface;
+ * 4. `callOptions`: the `apps` filter, the `mode` (catalog or search pair) and X-Service-User-Id,
+ *    into the McpCall the server reads;
+ * 5. `answerDirectly`: a plain 2026-07-28 `tools/call` straight to the tool-call core (direct-call.ts);
+ * 6. `answerWithSdk`: anything else, through the SDK (web-bridge.ts).
  */
-export function createMcpRoute(deps: AppDeps, options: { direct?: boolean } = {}) {
+export function createMcpRoute(deps: AppDeps, options: { direct?: boolean } = {}): RouteHandler {
   // `direct: false` sends every request to the SDK: the test that holds both paths to each other.
   const directCalls = options.direct === false ? undefined : new DirectCallRecognizer();
   const { config, logger } = deps;
@@ -45,157 +59,193 @@ export function createMcpRoute(deps: AppDeps, options: { direct?: boolean } = {}
     maxRequestBodySize: config.maxBodyBytes,
     onerror: (error) => logger.debug({ err: error }, 'mcp request refused'),
   });
+  const guard = hostAndOriginGuard(config);
+
+  return async function handleMcp(req, res, request): Promise<void> {
+    if (!guard(req, res)) return;
+    const message = await readMessage(req, res, config.maxBodyBytes);
+    if (!message) return;
+    const caller = await signIn(deps, req, res);
+    if (!caller) return;
+    const call = await callOptions(deps, req, res, request, caller, message);
+    if (!call) return;
+    if (directCalls && (await answerDirectly(deps, directCalls, call, message, req, res))) return;
+    await answerWithSdk(handler, config, req, res, request, message, call);
+  };
+}
+
+/**
+ * Step 1, the DNS-rebinding defence: a Host this server does not answer for, or a browser Origin
+ * outside MCP_ALLOWED_ORIGINS, gets 403. True when the request may go on.
+ */
+function hostAndOriginGuard(config: Config): (req: IncomingMessage, res: ServerResponse) => boolean {
   const publicHost = new URL(config.publicUrl).hostname;
   const allowedHosts = [publicHost];
   if (LOOPBACK_HOSTS.has(config.host)) allowedHosts.push('localhost', '127.0.0.1', '[::1]');
   const allowedOrigins = new Set(config.mcpAllowedOrigins);
-
-  return async function handleMcp(
-    req: IncomingMessage,
-    res: ServerResponse,
-    request: RouteRequest,
-  ): Promise<void> {
+  return (req, res) => {
     if (!validateHostHeader(headerValue(req.headers, 'host'), allowedHosts).ok) {
       req.resume();
-      return sendRpcError(res, 403, -32000, 'The Host header names no host this server answers for.');
+      sendRpcError(res, 403, -32000, 'The Host header names no host this server answers for.');
+      return false;
     }
     const origin = req.headers.origin;
     if (origin !== undefined && !allowedOrigins.has(originOf(origin))) {
       req.resume();
-      return sendRpcError(res, 403, -32000, 'This Origin may not call /mcp (MCP_ALLOWED_ORIGINS).');
+      sendRpcError(res, 403, -32000, 'This Origin may not call /mcp (MCP_ALLOWED_ORIGINS).');
+      return false;
     }
-
-    const read = await readJsonBody(req, config.maxBodyBytes);
-    if (!read.ok) {
-      if (read.error === 'payload_too_large' || read.error === 'unsupported_media_type') {
-        const headers: Record<string, string> =
-          read.error === 'payload_too_large' ? { connection: 'close' } : {};
-        return sendError(res, bodyFailure(read.error, config.maxBodyBytes), headers);
-      }
-      return sendRpcError(
-        res,
-        400,
-        -32700,
-        'Parse error: the body is not valid JSON (or nests deeper than 128).',
-      );
-    }
-    const message = read.value;
-    if (Array.isArray(message)) {
-      return sendRpcError(res, 400, -32600, 'Invalid Request: JSON-RPC batches are not supported.');
-    }
-    if (message === undefined || message === null || typeof message !== 'object') {
-      return sendRpcError(res, 400, -32600, 'Invalid Request: the body must be one JSON-RPC message.');
-    }
-
-    const authenticated = await deps.keys.authenticate(headerValue(req.headers, HEADER.authorization), {
-      address: req.socket.remoteAddress,
-    });
-    const unauthorized = { 'www-authenticate': 'Bearer' };
-    if (!authenticated.ok) {
-      return sendError(
-        res,
-        apiError('invalid_api_key', 'The API key is missing, malformed, unknown or revoked.'),
-        unauthorized,
-      );
-    }
-    const principal = authenticated.value;
-    const logFields = requestLogFields(res);
-    logFields.keyId = principal.keyId;
-    if (principal.clientId) logFields.clientId = principal.clientId;
-    const clientId = headerValue(req.headers, HEADER.clientId);
-    if (!clientId || clientId !== principal.clientId) {
-      return sendError(
-        res,
-        apiError(
-          'invalid_client',
-          'X-Service-Client-Id is missing, unknown, or not the client this key was issued to.',
-        ),
-        unauthorized,
-      );
-    }
-
-    const { requestId, startedAt } = request;
-    const apps = request.hasQuery ? appsFilter(request.url.searchParams.getAll('apps')) : undefined;
-    if (apps === null) {
-      const text = 'apps must be a comma-separated list of app ids.';
-      return sendError(res, apiError('invalid_request', text, { issues: [{ path: '', message: text }] }));
-    }
-    const mode = request.hasQuery ? (request.url.searchParams.get('mode') ?? 'auto') : 'auto';
-    if (!(MCP_MODES as readonly string[]).includes(mode)) {
-      const text = 'mode must be auto, all or search.';
-      return sendError(res, apiError('invalid_request', text, { issues: [{ path: '', message: text }] }));
-    }
-    const userId = headerValue(req.headers, HEADER.userId);
-    // Checked before anything is stored (the 2025-era capability memory keys on it).
-    if (userId !== undefined && !userIdSchema.safeParse(userId).success) {
-      return sendError(res, badHeader(BAD_USER_HEADER));
-    }
-    const rpc = message as { method?: unknown; params?: { capabilities?: unknown; arguments?: unknown } };
-    const keyId = principal.keyId;
-    if (rpc.method === 'initialize' && keyId) {
-      await rememberInitialize(
-        deps.db.prisma,
-        keyId,
-        userId,
-        rpc.params?.capabilities,
-        new Date(deps.clock.now()),
-      );
-    }
-    const rpcArgs = rpc.method === 'tools/call' ? rpc.params?.arguments : undefined;
-    // call_tool (search mode) carries the tool's arguments one level down.
-    const args =
-      (rpc.params as { name?: unknown } | undefined)?.name === CALL_TOOL &&
-      rpcArgs !== null &&
-      typeof rpcArgs === 'object'
-        ? (rpcArgs as { arguments?: unknown }).arguments
-        : rpcArgs;
-    const call: McpCall = {
-      caller: { principal: principal, clientId },
-      userId,
-      apps,
-      mode: mode as McpMode,
-      protoArguments: args !== null && typeof args === 'object' && Object.hasOwn(args, '__proto__'),
-      startedAt,
-      log: lazyLogger(logger, requestId),
-      logFields,
-    };
-    const direct = directCalls?.recognize(message, req.headers);
-    if (direct) {
-      const answer = await answerDirectCall(deps, call, direct);
-      if (answer !== undefined) {
-        // As the SDK answers it (a test holds the two paths to each other).
-        res.writeHead(200, {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(answer),
-        });
-        res.end(answer);
-        return;
-      }
-    }
-    const binding: StateBinding = { keyId: keyId ?? '', clientId, userId };
-
-    const abort = new AbortController();
-    res.once('close', () => abort.abort());
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (typeof value === 'string') headers.set(name, value);
-    }
-    const webRequest = new Request(new URL(`${MCP_PATH}${request.url.search}`, config.publicUrl), {
-      method: 'POST',
-      headers,
-      signal: abort.signal,
-    });
-    const response = await handler.fetch(webRequest, {
-      parsedBody: message,
-      authInfo: {
-        token: keyId ?? '',
-        clientId,
-        scopes: [...principal.scopes],
-        extra: { [MCP_CALL]: call, [STATE_BINDING]: binding },
-      },
-    });
-    await pipe(response, res);
+    return true;
   };
+}
+
+/** Step 2: the body, one JSON-RPC message (an object); undefined when refused. */
+async function readMessage(
+  req: IncomingMessage,
+  res: ServerResponse,
+  limit: number,
+): Promise<RpcMessage | undefined> {
+  const read = await readJsonBody(req, limit);
+  if (!read.ok) {
+    // The transport's refusals keep their contract bodies; a body that is no JSON is JSON-RPC's.
+    if (read.error === 'payload_too_large' || read.error === 'unsupported_media_type') {
+      sendError(res, bodyFailure(read.error, limit), bodyFailureHeaders(read.error));
+      return undefined;
+    }
+    sendRpcError(res, 400, -32700, 'Parse error: the body is not valid JSON (or nests deeper than 128).');
+    return undefined;
+  }
+  const message = read.value;
+  if (Array.isArray(message)) {
+    sendRpcError(res, 400, -32600, 'Invalid Request: JSON-RPC batches are not supported.');
+    return undefined;
+  }
+  if (message === undefined || message === null || typeof message !== 'object') {
+    sendRpcError(res, 400, -32600, 'Invalid Request: the body must be one JSON-RPC message.');
+    return undefined;
+  }
+  return message as RpcMessage;
+}
+
+/** Step 3: the key and its client, as every surface signs an agent in; undefined when refused (401). */
+async function signIn(deps: AppDeps, req: IncomingMessage, res: ServerResponse): Promise<Caller | undefined> {
+  const caller = await authenticateAgent(
+    deps.keys,
+    req.headers,
+    req.socket.remoteAddress,
+    requestLogFields(res),
+  );
+  if (caller.ok) return caller.value;
+  sendError(res, caller.error, UNAUTHORIZED);
+  return undefined;
+}
+
+/**
+ * Step 4: what the request asks besides its message: the `apps` filter and the user. A 2025-era
+ * `initialize` is remembered here (its client capabilities), keyed by key and user.
+ */
+async function callOptions(
+  deps: AppDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  request: RouteRequest,
+  caller: Caller,
+  rpc: RpcMessage,
+): Promise<McpCall | undefined> {
+  const apps = request.hasQuery ? appsFilter(request.url.searchParams.getAll('apps')) : undefined;
+  if (apps === null) {
+    const text = 'apps must be a comma-separated list of app ids.';
+    sendError(res, apiError('invalid_request', text, { issues: [{ path: '', message: text }] }));
+    return undefined;
+  }
+  const mode = request.hasQuery ? (request.url.searchParams.get('mode') ?? 'auto') : 'auto';
+  if (!(MCP_MODES as readonly string[]).includes(mode)) {
+    const text = 'mode must be auto, all or search.';
+    sendError(res, apiError('invalid_request', text, { issues: [{ path: '', message: text }] }));
+    return undefined;
+  }
+  const userId = headerValue(req.headers, HEADER.userId);
+  // Checked before anything is stored (the 2025-era capability memory keys on it).
+  if (userId !== undefined && !userIdSchema.safeParse(userId).success) {
+    sendError(res, badHeader(BAD_USER_HEADER));
+    return undefined;
+  }
+  const keyId = caller.principal.keyId;
+  if (rpc.method === 'initialize' && keyId) {
+    await rememberInitialize(
+      deps.db.prisma,
+      keyId,
+      userId,
+      rpc.params?.capabilities,
+      new Date(deps.clock.now()),
+    );
+  }
+  const rpcArgs = rpc.method === 'tools/call' ? rpc.params?.arguments : undefined;
+  // call_tool (search mode) carries the tool's arguments one level down.
+  const args =
+    (rpc.params as { name?: unknown } | undefined)?.name === CALL_TOOL &&
+    rpcArgs !== null &&
+    typeof rpcArgs === 'object'
+      ? (rpcArgs as { arguments?: unknown }).arguments
+      : rpcArgs;
+  return {
+    caller,
+    userId,
+    apps,
+    mode: mode as McpMode,
+    protoArguments: args !== null && typeof args === 'object' && Object.hasOwn(args, '__proto__'),
+    startedAt: request.startedAt,
+    log: lazyLogger(deps.logger, request.requestId),
+    logFields: requestLogFields(res),
+  };
+}
+
+/** Step 5, the fast path: true when the direct path answered (a plain modern `tools/call`). */
+async function answerDirectly(
+  deps: AppDeps,
+  directCalls: DirectCallRecognizer,
+  call: McpCall,
+  message: RpcMessage,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<boolean> {
+  const direct = directCalls.recognize(message, req.headers);
+  if (!direct) return false;
+  const answer = await answerDirectCall(deps, call, direct);
+  if (answer === undefined) return false;
+  // As the SDK answers it (a test holds the two paths to each other).
+  res.writeHead(200, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(answer),
+  });
+  res.end(answer);
+  return true;
+}
+
+/** Step 6: the SDK's handler, given the parsed message and the McpCall (with its request-state binding). */
+async function answerWithSdk(
+  handler: McpHandler,
+  config: Config,
+  req: IncomingMessage,
+  res: ServerResponse,
+  request: RouteRequest,
+  message: RpcMessage,
+  call: McpCall,
+): Promise<void> {
+  const { principal, clientId } = call.caller;
+  const keyId = principal.keyId;
+  const binding: StateBinding = { keyId: keyId ?? '', clientId, userId: call.userId };
+  const webRequest = toWebRequest(req, res, new URL(`${MCP_PATH}${request.url.search}`, config.publicUrl));
+  const response = await handler.fetch(webRequest, {
+    parsedBody: message,
+    authInfo: {
+      token: keyId ?? '',
+      clientId,
+      scopes: [...principal.scopes],
+      extra: { [MCP_CALL]: call, [STATE_BINDING]: binding },
+    },
+  });
+  await writeWebResponse(response, res);
 }
 
 /** `apps=a,b` (repeatable): the ids, or null when one is malformed; undefined when absent. */
@@ -213,35 +263,4 @@ function originOf(value: string): string {
   } catch {
     return '';
   }
-}
-
-/** Writes a web Response (JSON, or the SSE stream of a legacy exchange) to the Node response. */
-async function pipe(response: Response, res: ServerResponse): Promise<void> {
-  const headers: Record<string, string> = {};
-  response.headers.forEach((value, name) => {
-    headers[name] = value;
-  });
-  if (!response.body) {
-    res.writeHead(response.status, headers);
-    res.end();
-    return;
-  }
-  // A JSON answer is one piece: read it whole and write it once (iterating the web stream chunk by
-  // chunk cost ~0.1 ms per call in the bench profile). Only an event stream is passed on as it comes.
-  if (!headers['content-type']?.startsWith('text/event-stream')) {
-    const body = Buffer.from(await response.arrayBuffer());
-    headers['content-length'] = String(body.length);
-    res.writeHead(response.status, headers);
-    res.end(body);
-    return;
-  }
-  res.writeHead(response.status, headers);
-  try {
-    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-      if (!res.write(chunk)) await new Promise((resolve) => res.once('drain', resolve));
-    }
-  } catch {
-    // The client went away mid-stream: nothing left to answer.
-  }
-  res.end();
 }

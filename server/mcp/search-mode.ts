@@ -11,7 +11,7 @@ import { apiError } from '../../shared/errors.ts';
 import { composeToolId, splitToolId } from '../../shared/ids.ts';
 import { canExecute } from '../auth/scopes.ts';
 import type { AppDeps } from '../deps.ts';
-import { issuesFromZod } from '../problem.ts';
+import { issuesFromZod } from '../errors.ts';
 import { findTools } from '../search/find-tools.ts';
 import { findMcpTool, type McpCatalogEntry, mcpTool, mcpToolName } from './catalog.ts';
 import type { McpCall } from './context.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_JSON_DEPTH, nestsTooDeep, parseJson } from '../../server/body.ts';
+import { MAX_JSON_DEPTH, nestsTooDeep, parseJson } from '../../server/http/body.ts';
 
 /** The nesting limit (docs/reference.md "Limits"): its count of brackets and its walk agree. */
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { isJsonMediaType } from '../../server/body.ts';
 import { toData } from '../../server/calls/upstream.ts';
 import { essence } from '../../server/catalog/media.ts';
+import { isJsonMediaType } from '../../server/http/body.ts';
 
 describe('media types', () => {
   it('reduces a Content-Type to its lower-cased type, without parameters or spaces', () => {

@@ -1,8 +1,8 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRoutes } from '../../server/http.ts';
+import { createRouteTable, parseTarget } from '../../server/http/route-table.ts';
+import { createRoutes } from '../../server/http/routes.ts';
 import { createMetrics } from '../../server/metrics.ts';
-import { createRouteTable, parseTarget } from '../../server/route-table.ts';
 import { call, startServer, type TestServer } from '../support/server.ts';
 
 const NOT_FOUND = { ok: false, error: 'not_found', message: 'No such path.' };

@@ -1,6 +1,7 @@
 // Over /trpc every failure carries its contract code (docs/reference.md "Calling conventions"), and a caller's mistake is
 // logged as routine (info, no stack), never as our failure.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { provisionAgent } from '../support/agent.ts';
 import { call, startServer, type TestServer } from '../support/server.ts';
 
 describe('tRPC: a caller’s mistakes carry their contract code', () => {
@@ -104,6 +105,67 @@ describe('tRPC: a caller’s mistakes carry their contract code', () => {
     const lines = server.logs.slice(before).map((line) => JSON.parse(line));
     expect(lines.filter((line) => line.level >= 50)).toEqual([]);
     expect(JSON.stringify(lines)).not.toContain('"stack"');
+  });
+
+  // A procedure's refusal (an ApiProblem, thrown by a router or its sign-in) keeps its status and
+  // its tRPC code over /trpc: the contractErrors middleware of trpc.ts maps it, the formatter writes it.
+  it("answers a procedure's contract error with its status, its tRPC code and the contract body", async () => {
+    const agent = await provisionAgent(server, ['tools:execute']);
+    const envelope = (code: number, contract: Record<string, unknown>) => ({
+      error: { message: contract.message, code, data: { contract } },
+    });
+    const cases: Array<[string, string, Record<string, string>, number, number, Record<string, unknown>]> = [
+      [
+        'no key',
+        '/trpc/tools.list',
+        {},
+        401,
+        -32001,
+        {
+          ok: false,
+          error: 'invalid_api_key',
+          message: 'The API key is missing, malformed, unknown or revoked.',
+        },
+      ],
+      [
+        'another client',
+        '/trpc/tools.list',
+        { authorization: `Bearer ${agent.apiKey}`, 'x-service-client-id': 'cli_someoneelse' },
+        401,
+        -32001,
+        {
+          ok: false,
+          error: 'invalid_client',
+          message: 'X-Service-Client-Id is missing, unknown, or not the client this key was issued to.',
+        },
+      ],
+      [
+        'an agent key on an admin procedure',
+        '/trpc/admin.clients.list',
+        { authorization: `Bearer ${agent.apiKey}` },
+        403,
+        -32003,
+        {
+          ok: false,
+          error: 'rbac_denied',
+          message: 'This API key lacks the scope admin.',
+          reason: 'scope_missing',
+          scope: 'admin',
+        },
+      ],
+      [
+        'an unknown app',
+        `/trpc/admin.apps.get?input=${encodeURIComponent('{"appId":"nope"}')}`,
+        { authorization: `Bearer ${server.adminKey}` },
+        404,
+        -32004,
+        { ok: false, error: 'app_not_found', message: 'No app nope is registered.', app_id: 'nope' },
+      ],
+    ];
+    for (const [what, path, headers, status, code, contract] of cases) {
+      const reply = await call(server.url, 'GET', path, { headers });
+      expect([what, reply.status, reply.body]).toEqual([what, status, envelope(code, contract)]);
+    }
   });
 
   // Issue 23: one GET of 200 batched tools.list calls ran 61 s and grew the server past 1.8 GB.

@@ -7,9 +7,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MatchedRequest, parseTarget, type RequestTarget } from '../../server/http/route-table.ts';
 import { DirectCallRecognizer } from '../../server/mcp/direct-call.ts';
 import { createMcpRoute } from '../../server/mcp/http.ts';
-import { MatchedRequest, parseTarget, type RequestTarget } from '../../server/route-table.ts';
 import { agentHeaders, provisionAgent, registerApp } from '../support/agent.ts';
 import { type EchoUpstream, startEchoUpstream } from '../support/echo-upstream.ts';
 import { freePort } from '../support/ports.ts';

@@ -8,8 +8,8 @@ import {
   revokeApiKeyInput,
 } from '../../../shared/schemas/admin.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../admin/api-keys.ts';
-import { ApiProblem } from '../../problem.ts';
-import { adminProcedure, router } from '../../trpc.ts';
+import { ApiProblem } from '../../errors.ts';
+import { ADMIN_ERRORS, adminProcedure, router } from '../../trpc.ts';
 
 export const apiKeysRouter = router({
   create: adminProcedure
@@ -20,6 +20,11 @@ export const apiKeysRouter = router({
         tags: ['admin'],
         summary: 'Issue an API key to a client (the key is shown this once)',
         protect: true,
+      },
+      errors: [...ADMIN_ERRORS, 'not_found'],
+      example: {
+        name: 'prod',
+        scopes: ['tools:execute', 'oauth:initiate', 'connections:read', 'connections:write'],
       },
     })
     .input(createApiKeyInput)
@@ -50,6 +55,7 @@ export const apiKeysRouter = router({
           "List a client's API keys (never a key or its hash), revoked ones with their revocation time",
         protect: true,
       },
+      errors: [...ADMIN_ERRORS, 'not_found'],
     })
     .input(listApiKeysInput)
     .output(listApiKeysOutput)
@@ -68,6 +74,7 @@ export const apiKeysRouter = router({
         summary: 'Revoke an API key (every server stops accepting it within 5 s)',
         protect: true,
       },
+      errors: [...ADMIN_ERRORS, 'not_found'],
     })
     .input(revokeApiKeyInput)
     .output(okOutput)

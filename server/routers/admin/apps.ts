@@ -10,8 +10,8 @@ import {
 } from '../../../shared/schemas/apps.ts';
 import { appView, deleteApp, putApp } from '../../apps/apps.ts';
 import type { LoadedApp } from '../../apps/registry.ts';
-import { ApiProblem } from '../../problem.ts';
-import { adminProcedure, router } from '../../trpc.ts';
+import { ApiProblem } from '../../errors.ts';
+import { ADMIN_ERRORS, adminProcedure, router } from '../../trpc.ts';
 
 const view = (app: LoadedApp) =>
   appView({
@@ -23,6 +23,26 @@ const view = (app: LoadedApp) =>
     skipped: app.compiled.skipped,
     updatedAt: app.updatedAt,
   });
+
+/** The request body /openapi.json shows for PUT /admin/apps/{appId}. */
+const PUT_APP_EXAMPLE = {
+  provider: 'swagger.petstore',
+  baseUrl: 'http://127.0.0.1:4010',
+  openapi: {
+    openapi: '3.0.3',
+    info: { title: 'Pets', version: '1' },
+    paths: {
+      '/pets/{petId}': {
+        get: {
+          operationId: 'getPetById',
+          parameters: [{ name: 'petId', in: 'path', required: true, schema: { type: 'integer' } }],
+          responses: { '200': { description: 'A pet' } },
+        },
+      },
+    },
+  },
+  auth: { type: 'none' },
+};
 
 const appNotFound = (appId: string) =>
   new ApiProblem(apiError('app_not_found', `No app ${appId} is registered.`, { app_id: appId }));
@@ -37,6 +57,10 @@ export const appsRouter = router({
         summary: 'Register or replace an app from its OpenAPI document',
         protect: true,
       },
+      errors: ADMIN_ERRORS,
+      // An app registration carries a whole OpenAPI document (GitHub's is 11 MB).
+      bodyLimit: 'document',
+      example: PUT_APP_EXAMPLE,
     })
     .input(putAppInput)
     .output(putAppOutput)
@@ -66,6 +90,7 @@ export const appsRouter = router({
         summary: 'List registered apps',
         protect: true,
       },
+      errors: ADMIN_ERRORS,
     })
     .input(z.object({}))
     .output(listAppsOutput)
@@ -80,6 +105,7 @@ export const appsRouter = router({
         summary: 'Read one app',
         protect: true,
       },
+      errors: [...ADMIN_ERRORS, 'app_not_found'],
     })
     .input(appIdInput)
     .output(appSchema)
@@ -98,6 +124,7 @@ export const appsRouter = router({
         summary: 'Delete an app and its grants',
         protect: true,
       },
+      errors: [...ADMIN_ERRORS, 'app_not_found'],
     })
     .input(appIdInput)
     .output(okOutput)

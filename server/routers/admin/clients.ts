@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { clientSchema, createClientInput, listClientsOutput } from '../../../shared/schemas/admin.ts';
 import { createClient, listClients } from '../../admin/clients.ts';
-import { adminProcedure, router } from '../../trpc.ts';
+import { ADMIN_ERRORS, adminProcedure, router } from '../../trpc.ts';
 
 export const clientsRouter = router({
   create: adminProcedure
@@ -13,6 +13,8 @@ export const clientsRouter = router({
         summary: 'Register an AI client',
         protect: true,
       },
+      errors: ADMIN_ERRORS,
+      example: { name: 'my agent' },
     })
     .input(createClientInput)
     .output(clientSchema)
@@ -29,6 +31,7 @@ export const clientsRouter = router({
         summary: 'List AI clients',
         protect: true,
       },
+      errors: ADMIN_ERRORS,
     })
     .input(z.object({}))
     .output(listClientsOutput)

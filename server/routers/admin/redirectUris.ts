@@ -8,8 +8,8 @@ import {
   removeRedirectUriInput,
 } from '../../../shared/schemas/admin.ts';
 import { addRedirectUri, listRedirectUris, removeRedirectUri } from '../../admin/redirect-uris.ts';
-import { ApiProblem } from '../../problem.ts';
-import { adminProcedure, router } from '../../trpc.ts';
+import { ApiProblem } from '../../errors.ts';
+import { ADMIN_ERRORS, adminProcedure, router } from '../../trpc.ts';
 
 const PATH = '/admin/clients/{clientId}/redirect-uris';
 
@@ -32,6 +32,8 @@ export const redirectUrisRouter = router({
         summary: 'Register a redirect URI',
         protect: true,
       },
+      errors: [...ADMIN_ERRORS, 'not_found'],
+      example: { uri: 'https://agent.example/oauth/done' },
     })
     .input(addRedirectUriInput)
     .output(redirectUriOutput)
@@ -54,6 +56,7 @@ export const redirectUrisRouter = router({
         summary: "List a client's redirect URIs",
         protect: true,
       },
+      errors: [...ADMIN_ERRORS, 'not_found'],
     })
     .input(listRedirectUrisInput)
     .output(listRedirectUrisOutput)
@@ -71,6 +74,7 @@ export const redirectUrisRouter = router({
         summary: 'Remove a redirect URI',
         protect: true,
       },
+      errors: [...ADMIN_ERRORS, 'not_found'],
     })
     .input(removeRedirectUriInput)
     .output(okOutput)

@@ -11,10 +11,10 @@ import {
 import { SCOPE } from '../../auth/scopes.ts';
 import { checkUserHeader } from '../../calls/checks.ts';
 import { type Context, headerValue } from '../../context.ts';
+import { ApiProblem } from '../../errors.ts';
 import { listGrants } from '../../oauth/grants.ts';
 import { disconnect } from '../../oauth/revoke.ts';
-import { ApiProblem } from '../../problem.ts';
-import { agentProcedure, requireScope, router } from '../../trpc.ts';
+import { AGENT_ERRORS, agentProcedure, requireScope, router } from '../../trpc.ts';
 
 /** X-Service-User-Id is required here: connections are always one user's. */
 function userOf(ctx: Context): string {
@@ -39,6 +39,7 @@ export const connectionsRouter = router({
         summary: "List the user's connections (grants), without tokens",
         protect: true,
       },
+      errors: [...AGENT_ERRORS, 'rbac_denied'],
     })
     .input(listConnectionsInput)
     .output(listConnectionsOutput)
@@ -69,6 +70,7 @@ export const connectionsRouter = router({
         summary: "Forget the user's grant for an app, revoking it at the provider",
         protect: true,
       },
+      errors: [...AGENT_ERRORS, 'rbac_denied', 'not_found'],
     })
     .input(deleteConnectionInput)
     .output(okOutput)

@@ -2,9 +2,9 @@ import { agentHeaders } from '../../../shared/schemas/headers.ts';
 import { initiateOAuthInput, initiateOAuthOutput } from '../../../shared/schemas/oauth.ts';
 import { SCOPE } from '../../auth/scopes.ts';
 import { takeRateLimit } from '../../calls/call-tool.ts';
+import { ApiProblem } from '../../errors.ts';
 import { initiateOAuth } from '../../oauth/initiate.ts';
-import { ApiProblem } from '../../problem.ts';
-import { agentProcedure, requireScope } from '../../trpc.ts';
+import { AGENT_ERRORS, agentProcedure, requireScope } from '../../trpc.ts';
 
 /**
  * POST /initiateOAuth (docs/reference.md "End-user OAuth"): key → client → rate limit → scope
@@ -33,6 +33,12 @@ export const initiateOAuthProcedure = agentProcedure
         'back to /handleOAuthCallback, which stores the grant and redirects to `clientRedirectUri` with ' +
         '`status=success` (or `status=error&reason=…`). The state lives 10 minutes and is single-use.',
       protect: true,
+    },
+    errors: [...AGENT_ERRORS, 'rate_limited', 'rbac_denied', 'redirect_uri_mismatch', 'app_not_found'],
+    example: {
+      appId: 'github',
+      userId: 'user-42',
+      clientRedirectUri: 'https://agent.example/oauth/done',
     },
   })
   .input(initiateOAuthInput)

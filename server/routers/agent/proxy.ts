@@ -6,11 +6,12 @@ import {
   proxyOutput,
 } from '../../../shared/schemas/agent.ts';
 import { proxyHeaders } from '../../../shared/schemas/headers.ts';
+import { authenticateAgent } from '../../auth/agent.ts';
 import { type AdmittedCaller, admitCall, callTool } from '../../calls/call-tool.ts';
 import { droppedParameterIssues } from '../../calls/checks.ts';
 import { type Context, headerValue } from '../../context.ts';
-import { ApiProblem } from '../../problem.ts';
-import { authenticateAgent, inputProblem, publicProcedure } from '../../trpc.ts';
+import { ApiProblem, inputProblem } from '../../errors.ts';
+import { AGENT_ERRORS, publicProcedure } from '../../trpc.ts';
 
 /** What the middleware lets through to the resolver. */
 interface Admitted {
@@ -21,7 +22,9 @@ interface Admitted {
 
 /** Key → client → rate limit, in the contract's order; then the raw input's `__proto__` check. */
 async function admit(ctx: Context, raw: unknown): Promise<Admitted> {
-  const admitted = admitCall(ctx.deps, await authenticateAgent(ctx));
+  const caller = await authenticateAgent(ctx.deps.keys, ctx.headers, ctx.remoteAddress, ctx.logFields);
+  if (!caller.ok) throw new ApiProblem(caller.error);
+  const admitted = admitCall(ctx.deps, caller.value);
   if (!admitted.ok) throw new ApiProblem(admitted.error.body, admitted.error.headers);
   // Input parsing drops an own `__proto__` key (a pollution guard); the contract still wants the
   // unknown name reported, so look for it in the raw input.
@@ -50,7 +53,10 @@ async function run(ctx: Context, admitted: Admitted, input: ProxyInput): Promise
   return outcome.value.body;
 }
 
-/** Key → client → rate limit in one middleware (see authenticateAgent). */
+/**
+ * Key → client → rate limit in one middleware: a level of its own per step would cost tRPC's
+ * context copy per level, which the bench profile shows on the hot path.
+ */
 const limitedProcedure = publicProcedure.use(async function requireAgentWithinRate({
   ctx,
   next,
@@ -75,6 +81,29 @@ export const proxyProcedure = limitedProcedure
         'Runs `<appId>:::<toolName>` (or a bare tool name with X-Service-App-Id) with `parameters` validated ' +
         "against the tool's JSON Schema, and answers the normalized envelope.",
       protect: true,
+    },
+    errors: [
+      ...AGENT_ERRORS,
+      'invalid_parameters',
+      'auth_required',
+      'rbac_denied',
+      'tool_not_found',
+      'idempotency_in_progress',
+      'idempotency_key_reused',
+      'rate_limited',
+      'upstream_error',
+      'upstream_unreachable',
+      'upstream_too_large',
+      'upstream_timeout',
+    ],
+    direct: serveProxy,
+    example: { toolId: 'petstore:::getPetById', parameters: { petId: 1 } },
+    successHeaders: {
+      'X-Service-Idempotent-Replayed': {
+        description:
+          '`true` when this is the stored answer of an earlier request with the same idempotency key.',
+        schema: { type: 'string', enum: ['true'] },
+      },
     },
   })
   .input(proxyInput)

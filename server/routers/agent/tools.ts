@@ -6,9 +6,9 @@ import type { LoadedApp } from '../../apps/registry.ts';
 import { canExecute } from '../../auth/scopes.ts';
 import type { CompiledTool } from '../../catalog/catalog.ts';
 import { LIMITS } from '../../config.ts';
-import { ApiProblem } from '../../problem.ts';
+import { ApiProblem } from '../../errors.ts';
 import { type FoundTool, findTools } from '../../search/find-tools.ts';
-import { agentProcedure } from '../../trpc.ts';
+import { AGENT_ERRORS, agentProcedure } from '../../trpc.ts';
 
 /** Tools in a page when the caller names no `limit` (docs/reference.md "Agent endpoints"). */
 const DEFAULT_PAGE = 1000;
@@ -99,6 +99,7 @@ export const listToolsProcedure = agentProcedure
       summary: 'List the tools this API key may run, or find them by a task in free text (ranked)',
       protect: true,
     },
+    errors: AGENT_ERRORS,
   })
   .input(listToolsInput)
   .output(listToolsOutput)

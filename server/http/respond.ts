@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import { type ErrorBody, statusOf } from '../shared/errors.ts';
-import { requestLogFields } from './logger.ts';
+import { type ErrorBody, statusOf } from '../../shared/errors.ts';
+import { requestLogFields } from '../logger.ts';
 
 /** Writes a JSON answer with its length. */
 export function sendJson(

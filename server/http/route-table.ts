@@ -40,7 +40,9 @@ export interface RouteEntry {
   handle: RouteHandler;
   /** A GET route answers HEAD too (without a body) unless this is false (e.g. the OAuth callback). */
   head?: boolean;
-  /** true when /openapi.json describes this operation (the procedures' REST routes, the callback). */
+  /** The OpenAPI operation /openapi.json shows for a route that is not a procedure (http/openapi.ts). */
+  openapi?: Record<string, unknown>;
+  /** true for a procedure's REST route: trpc-to-openapi describes it in /openapi.json. */
   documented?: boolean;
 }
 
@@ -58,7 +60,7 @@ interface Compiled {
 
 export interface RouteTable {
   match(method: string, path: string): RouteMatch;
-  /** Every (method, template) the table dispatches, in table order. */
+  /** Every (method, template) the table dispatches, in table order; `documented`: in /openapi.json. */
   operations(): Array<{ method: string; path: string; documented: boolean }>;
 }
 
@@ -106,7 +108,23 @@ export function createRouteTable(entries: readonly RouteEntry[]): RouteTable {
         : { kind: 'none' };
     },
     operations: () =>
-      entries.map(({ method, path, documented }) => ({ method, path, documented: documented === true })),
+      entries.map(({ method, path, documented, openapi }) => ({
+        method,
+        path,
+        documented: documented === true || openapi !== undefined,
+      })),
+  };
+}
+
+/** A handler built on its first request (one build, however many requests wait; retried if it failed). */
+export function lazyHandler(build: () => Promise<RouteHandler>): RouteHandler {
+  let handler: Promise<RouteHandler> | undefined;
+  return async (...args) => {
+    handler ??= build();
+    handler.catch(() => {
+      handler = undefined;
+    });
+    return (await handler)(...args);
   };
 }
 

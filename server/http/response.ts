@@ -4,7 +4,7 @@ import {
   type OutgoingHttpHeaders,
   ServerResponse,
 } from 'node:http';
-import { HEADER } from '../shared/headers.ts';
+import { HEADER } from '../../shared/headers.ts';
 
 type HeaderList = OutgoingHttpHeaders | OutgoingHttpHeader[];
 

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
-import { essence } from './catalog/media.ts';
+import { essence } from '../catalog/media.ts';
+import { err, ok, type Result } from '../result.ts';
 import { readUpTo } from './read-stream.ts';
-import { err, ok, type Result } from './result.ts';
 
 export type BodyFailure = 'payload_too_large' | 'unsupported_media_type' | 'malformed_json' | 'too_deep';
 

@@ -1,8 +1,9 @@
 import type { AnyRouter } from '@trpc/server';
 import type { OpenAPIObject } from 'trpc-to-openapi';
-import { apiError, ERROR_STATUS, type ErrorBody, type ErrorCode } from '../shared/errors.ts';
-import { MCP_PATH } from './mcp/path.ts';
-import { CALLBACK_PATH, COMPLETE_PATH } from './oauth/state.ts';
+import { apiError, ERROR_STATUS, type ErrorBody, type ErrorCode } from '../../shared/errors.ts';
+import { invalidApiKey, invalidClient } from '../auth/agent.ts';
+import { MCP_PATH } from '../mcp/path.ts';
+import { collectRoutes } from './rest.ts';
 
 type SchemaObject = NonNullable<NonNullable<OpenAPIObject['components']>['schemas']>[string];
 type Operation = {
@@ -37,14 +38,11 @@ const ERRORS: Record<ErrorCode, { when: string; example: ErrorBody }> = {
   },
   invalid_api_key: {
     when: 'the Authorization header is missing or malformed, or names an unknown or revoked key',
-    example: apiError('invalid_api_key', 'The API key is missing, malformed, unknown or revoked.'),
+    example: invalidApiKey(),
   },
   invalid_client: {
     when: 'X-Service-Client-Id is missing or unknown, or the key was not issued to that client',
-    example: apiError(
-      'invalid_client',
-      'X-Service-Client-Id is missing, unknown, or not the client this key was issued to.',
-    ),
+    example: invalidClient(),
   },
   auth_required: {
     when: 'the tool acts for an end user who has not authorized the app (start the flow at /initiateOAuth and retry); with `reauth_required: true` the stored grant is dead (revoked, expired) and the flow must run again',
@@ -126,46 +124,12 @@ const ERRORS: Record<ErrorCode, { when: string; example: ErrorBody }> = {
 /** Every route: bad input, a wrong method on the path, our own failure. */
 const EVERY: ErrorCode[] = ['invalid_request', 'method_not_allowed', 'internal_error'];
 const BODY: ErrorCode[] = ['payload_too_large', 'unsupported_media_type'];
-const AGENT: ErrorCode[] = ['invalid_api_key', 'invalid_client'];
-const ADMIN: ErrorCode[] = ['invalid_api_key', 'rbac_denied'];
 
-/** The errors each operation can answer, beyond those its method and kind imply. */
-const OPERATION_ERRORS: Record<string, ErrorCode[]> = {
-  'POST /proxyV2': [
-    ...AGENT,
-    'invalid_parameters',
-    'auth_required',
-    'rbac_denied',
-    'tool_not_found',
-    'idempotency_in_progress',
-    'idempotency_key_reused',
-    'rate_limited',
-    'upstream_error',
-    'upstream_unreachable',
-    'upstream_too_large',
-    'upstream_timeout',
-  ],
-  'GET /tools': AGENT,
-  'POST /initiateOAuth': [...AGENT, 'rate_limited', 'rbac_denied', 'redirect_uri_mismatch', 'app_not_found'],
-  'GET /connections': [...AGENT, 'rbac_denied'],
-  'DELETE /connections/{appId}': [...AGENT, 'rbac_denied', 'not_found'],
-  'POST /admin/clients': ADMIN,
-  'GET /admin/clients': ADMIN,
-  'POST /admin/clients/{clientId}/redirect-uris': [...ADMIN, 'not_found'],
-  'GET /admin/clients/{clientId}/redirect-uris': [...ADMIN, 'not_found'],
-  'DELETE /admin/clients/{clientId}/redirect-uris': [...ADMIN, 'not_found'],
-  'POST /admin/clients/{clientId}/api-keys': [...ADMIN, 'not_found'],
-  'GET /admin/clients/{clientId}/api-keys': [...ADMIN, 'not_found'],
-  'DELETE /admin/api-keys/{keyId}': [...ADMIN, 'not_found'],
-  'PUT /admin/apps/{appId}': ADMIN,
-  'GET /admin/apps': ADMIN,
-  'GET /admin/apps/{appId}': [...ADMIN, 'app_not_found'],
-  'DELETE /admin/apps/{appId}': [...ADMIN, 'app_not_found'],
-};
-
-/** The codes an operation can answer: its own, the body errors of a body, and the ones of every route. */
-export function operationErrors(method: string, path: string): ErrorCode[] {
-  const own = OPERATION_ERRORS[`${method} ${path}`] ?? [];
+/**
+ * The codes an operation can answer: those it declares (`meta.errors` of a procedure), the body
+ * errors of a body, and the ones of every route; in the contract table's order.
+ */
+function operationErrors(method: string, own: readonly ErrorCode[] = []): ErrorCode[] {
   const body = method === 'POST' || method === 'PUT' ? BODY : [];
   const codes = new Set<ErrorCode>([...EVERY, ...body, ...own]);
   return (Object.keys(ERROR_STATUS) as ErrorCode[]).filter((code) => codes.has(code));
@@ -181,7 +145,7 @@ const errorContent = (codes: ErrorCode[]) => ({
 });
 
 /** One response per status: each code with when it happens, and its body as an example. */
-function errorResponses(codes: ErrorCode[]): Record<string, unknown> {
+export function errorResponses(codes: ErrorCode[]): Record<string, unknown> {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of codes)
     byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
@@ -259,48 +223,26 @@ const DESCRIPTION = `Run any upstream API operation as a tool for AI agents, on 
 
 **Other surfaces.** \`POST ${MCP_PATH}\` serves the same tools to Model Context Protocol clients (Streamable HTTP, stateless, same headers). \`/trpc/*\` serves every procedure below over tRPC. \`GET /healthz\`, \`GET /readyz\`, \`GET /metrics\` (Prometheus) are for operators.`;
 
-/** Request examples shown in the reference. */
-const REQUEST_EXAMPLES: Record<string, unknown> = {
-  'POST /proxyV2': { toolId: 'petstore:::getPetById', parameters: { petId: 1 } },
-  'POST /initiateOAuth': {
-    appId: 'github',
-    userId: 'user-42',
-    clientRedirectUri: 'https://agent.example/oauth/done',
-  },
-  'POST /admin/clients': { name: 'my agent' },
-  'POST /admin/clients/{clientId}/redirect-uris': { uri: 'https://agent.example/oauth/done' },
-  'POST /admin/clients/{clientId}/api-keys': {
-    name: 'prod',
-    scopes: ['tools:execute', 'oauth:initiate', 'connections:read', 'connections:write'],
-  },
-  'PUT /admin/apps/{appId}': {
-    provider: 'swagger.petstore',
-    baseUrl: 'http://127.0.0.1:4010',
-    openapi: {
-      openapi: '3.0.3',
-      info: { title: 'Pets', version: '1' },
-      paths: {
-        '/pets/{petId}': {
-          get: {
-            operationId: 'getPetById',
-            parameters: [{ name: 'petId', in: 'path', required: true, schema: { type: 'integer' } }],
-            responses: { '200': { description: 'A pet' } },
-          },
-        },
-      },
-    },
-    auth: { type: 'none' },
-  },
-};
-
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
+
+/** A route that is not a procedure, with the OpenAPI operation it carries (route-table.ts). */
+export interface DescribedRoute {
+  method: string;
+  path: string;
+  openapi?: Record<string, unknown> | undefined;
+}
 
 /**
  * /openapi.json: generated by trpc-to-openapi from the procedures (loaded on first use, so start-up
- * does not pay for it), then completed from the contract: every status each route can answer with
- * its error codes and example bodies, tags, request examples, and the paths that are not procedures.
+ * does not pay for it), then completed from what each procedure's meta declares (trpc.ts
+ * `ProcedureMeta`: the error codes with their example bodies, request examples, success headers),
+ * tags, and the operations the other routes carry.
  */
-export async function buildOpenApiDocument(router: AnyRouter, publicUrl: string): Promise<OpenAPIObject> {
+export async function buildOpenApiDocument(
+  router: AnyRouter,
+  publicUrl: string,
+  otherRoutes: readonly DescribedRoute[],
+): Promise<OpenAPIObject> {
   const { generateOpenApiDocument } = await import('trpc-to-openapi');
   const document = generateOpenApiDocument(router as Parameters<typeof generateOpenApiDocument>[0], {
     title: 'toolgate',
@@ -319,176 +261,33 @@ export async function buildOpenApiDocument(router: AnyRouter, publicUrl: string)
   document.components ??= {};
   document.components.schemas = { ...(document.components.schemas ?? {}), Error: ERROR_SCHEMA };
   document.paths ??= {};
+  const metas = new Map(
+    collectRoutes(router).map((route) => [`${route.method} ${route.template}`, route.meta]),
+  );
   for (const [path, item] of Object.entries(document.paths)) {
     for (const method of METHODS) {
       const operation = (item as Record<string, Operation | undefined>)[method];
       if (!operation) continue;
-      const key = `${method.toUpperCase()} ${path}`;
+      const meta = metas.get(`${method.toUpperCase()} ${path}`);
       const success = operation.responses?.['200'] as { headers?: Record<string, unknown> } | undefined;
-      if (success) {
-        success.headers = {
-          'X-Request-Id': REQUEST_ID_HEADER,
-          ...(key === 'POST /proxyV2'
-            ? {
-                'X-Service-Idempotent-Replayed': {
-                  description:
-                    '`true` when this is the stored answer of an earlier request with the same idempotency key.',
-                  schema: { type: 'string', enum: ['true'] },
-                },
-              }
-            : {}),
-        };
-      }
+      if (success) success.headers = { 'X-Request-Id': REQUEST_ID_HEADER, ...meta?.successHeaders };
       operation.responses = {
         ...(success ? { '200': success } : {}),
-        ...errorResponses(operationErrors(method.toUpperCase(), path)),
+        ...errorResponses(operationErrors(method.toUpperCase(), meta?.errors)),
       };
-      const example = REQUEST_EXAMPLES[key];
       const json = operation.requestBody?.content?.['application/json'];
-      if (example !== undefined && json) json.example = example;
+      if (meta?.example !== undefined && json) json.example = meta.example;
     }
   }
-  Object.assign(document.paths, OTHER_PATHS);
+  const paths = document.paths as Record<string, Record<string, unknown>>;
+  for (const { method, path, openapi } of otherRoutes) {
+    if (openapi) paths[path] = { ...paths[path], [method.toLowerCase()]: openapi };
+  }
   return document;
 }
 
-const operationsTag = ['operations'];
-const text = (description: string, type = 'text/plain') => ({
+/** A response whose body is text of `type`. */
+export const textResponse = (description: string, type = 'text/plain') => ({
   description,
   content: { [type]: { schema: { type: 'string' } } },
 });
-
-/** Paths that are not procedures, described by hand (the route table marks them documented). */
-const OTHER_PATHS = {
-  [CALLBACK_PATH]: {
-    get: {
-      operationId: 'handleOAuthCallback',
-      tags: ['oauth'],
-      summary: "The provider's redirect back to toolgate at the end of an end-user OAuth flow",
-      description:
-        'On success, 302 to the registered clientRedirectUri with `status=success`; when the state is known but ' +
-        'expired, used, denied or the exchange failed, 302 with `status=error&reason=<code>`; when the state is ' +
-        'missing or unknown, 400 `state_invalid`.',
-      security: [],
-      parameters: ['state', 'code', 'error', 'error_description', 'iss'].map((name) => ({
-        name,
-        in: 'query' as const,
-        required: name === 'state',
-        schema: { type: 'string' as const },
-      })),
-      responses: {
-        '302': {
-          description: 'Redirect to the client redirect URI with status=success or status=error&reason=…',
-        },
-        ...errorResponses(['state_invalid', 'method_not_allowed', 'internal_error']),
-      },
-    },
-  },
-  [COMPLETE_PATH]: {
-    get: {
-      operationId: 'oauthComplete',
-      tags: ['oauth'],
-      summary: 'The page an authorization started from MCP ends on',
-      description:
-        'A short HTML page telling the user the outcome of the flow named by `flow` (an id the callback puts ' +
-        'there), as the server recorded it; an unknown id gets a neutral page. It never shows a token or a code.',
-      security: [],
-      parameters: [
-        { name: 'flow', in: 'query' as const, required: false, schema: { type: 'string' as const } },
-      ],
-      responses: { '200': text('HTML page', 'text/html') },
-    },
-  },
-  [MCP_PATH]: {
-    post: {
-      operationId: 'mcp',
-      tags: ['operations'],
-      summary: 'The tools for Model Context Protocol clients (Streamable HTTP, stateless)',
-      description:
-        'JSON-RPC over Streamable HTTP: `tools/list` lists what `GET /tools` lists for the key, `tools/call` runs a ' +
-        'tool like `POST /proxyV2`. Same headers as the agent routes; optional query `apps=<appId>,<appId>`. ' +
-        'Both protocol eras are served (2026-07-28 without handshake; 2025-11-25 / 2025-06-18 with a stateless ' +
-        '`initialize`). GET and DELETE answer 405. A browser `Origin` outside MCP_ALLOWED_ORIGINS, or a foreign ' +
-        '`Host`, answers 403.',
-      parameters: [
-        {
-          name: 'apps',
-          in: 'query',
-          required: false,
-          schema: { type: 'string' },
-          description: 'appId,appId',
-        },
-      ],
-      requestBody: {
-        required: true,
-        content: {
-          'application/json': {
-            schema: { type: 'object' },
-            example: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
-          },
-        },
-      },
-      responses: {
-        '200': {
-          description: 'The JSON-RPC answer (application/json or text/event-stream).',
-          content: { 'application/json': { schema: { type: 'object' } } },
-        },
-        ...errorResponses(['invalid_api_key', 'invalid_client', 'method_not_allowed', 'internal_error']),
-        '403': {
-          description: 'A browser Origin not in MCP_ALLOWED_ORIGINS, or a Host this server does not serve.',
-        },
-      },
-    },
-  },
-  '/healthz': {
-    get: {
-      operationId: 'healthz',
-      tags: operationsTag,
-      summary: 'The process is up',
-      security: [],
-      responses: { '200': { description: '`{ "ok": true }`' } },
-    },
-  },
-  '/readyz': {
-    get: {
-      operationId: 'readyz',
-      tags: operationsTag,
-      summary: 'The database answers',
-      security: [],
-      responses: {
-        '200': { description: '`{ "ok": true }`' },
-        '503': { description: '`{ "ok": false }`: the database does not answer' },
-      },
-    },
-  },
-  '/metrics': {
-    get: {
-      operationId: 'metrics',
-      tags: operationsTag,
-      summary: 'Prometheus metrics',
-      description:
-        'Requests by route and status, tool calls by app, tool and outcome, upstream latency, OAuth refreshes, ' +
-        'idempotency replays, rate-limit refusals, and the process metrics. Labels never hold user ids.',
-      security: [],
-      responses: { '200': text('Prometheus text format') },
-    },
-  },
-  '/openapi.json': {
-    get: {
-      operationId: 'openapi',
-      tags: operationsTag,
-      summary: 'This document (OpenAPI 3.1)',
-      security: [],
-      responses: { '200': { description: 'OpenAPI 3.1 document', content: { 'application/json': {} } } },
-    },
-  },
-  '/docs': {
-    get: {
-      operationId: 'docs',
-      tags: operationsTag,
-      summary: 'This reference, browsable (served offline, no CDN)',
-      security: [],
-      responses: { '200': text('HTML page', 'text/html') },
-    },
-  },
-};

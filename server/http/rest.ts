@@ -1,0 +1,145 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AnyRouter } from '@trpc/server';
+import { type Context, createContextInner } from '../context.ts';
+import type { AppDeps } from '../deps.ts';
+import { requestLogFields } from '../logger.ts';
+import type { ProcedureMeta } from '../trpc.ts';
+import { readJsonBody } from './body.ts';
+import { apiProblemOf, bodyFailure, bodyFailureHeaders, problemBody } from './problem.ts';
+import { sendError, sendJson } from './respond.ts';
+import type { RouteEntry, RouteRequest } from './route-table.ts';
+
+/**
+ * The REST face of the router: every procedure with `meta.openapi` is an entry of the server's
+ * route table, exactly as trpc-to-openapi documents it in /openapi.json. We dispatch ourselves
+ * (instead of trpc-to-openapi's handler) because the contract fixes every status and every byte
+ * of the error bodies, including 413, 415 and input errors, which that handler shapes its own way.
+ */
+
+export interface ProcedureRoute {
+  method: string;
+  template: string;
+  procedurePath: string;
+  /** true when input comes from a JSON body, false when from the query string. */
+  usesBody: boolean;
+  /** What the procedure declares about its route (errors, body limit, fast path, examples). */
+  meta: ProcedureMeta;
+}
+
+export function collectRoutes(router: AnyRouter): ProcedureRoute[] {
+  const routes: ProcedureRoute[] = [];
+  for (const [procedurePath, procedure] of Object.entries(router._def.procedures)) {
+    const meta = (procedure as { _def: { meta?: ProcedureMeta } })._def.meta;
+    const openapi = meta?.openapi;
+    if (!meta || !openapi?.path || openapi.enabled === false) continue;
+    routes.push({
+      method: openapi.method,
+      template: openapi.path,
+      procedurePath,
+      usesBody: openapi.method === 'POST' || openapi.method === 'PUT' || openapi.method === 'PATCH',
+      meta,
+    });
+  }
+  return routes;
+}
+
+/** The caller of the router: tRPC's createCaller applied to a context. */
+export type CreateCaller = (ctx: Context) => unknown;
+
+/** How one REST route runs: its body limit, and its procedure (the fast path, or the tRPC caller). */
+interface RouteRunner {
+  route: ProcedureRoute;
+  bodyLimit: number;
+  run: (ctx: Context, input: unknown) => Promise<unknown>;
+}
+
+/** The route-table entries of the router's REST routes. */
+export function procedureRoutes(deps: AppDeps, router: AnyRouter, createCaller: CreateCaller): RouteEntry[] {
+  const { config } = deps;
+  return collectRoutes(router).map((route) => {
+    const runner: RouteRunner = {
+      route,
+      bodyLimit: route.meta.bodyLimit === 'document' ? config.maxDocumentBytes : config.maxBodyBytes,
+      run: route.meta.direct ?? viaCaller(createCaller, route.procedurePath),
+    };
+    return {
+      method: route.method,
+      path: route.template,
+      documented: true,
+      handle: (req, res, request) => handleProcedure(deps, runner, req, res, request),
+    };
+  });
+}
+
+/** The procedure at `procedurePath` (`admin.apps.put`) through tRPC's caller. */
+function viaCaller(
+  createCaller: CreateCaller,
+  procedurePath: string,
+): (ctx: Context, input: unknown) => Promise<unknown> {
+  const keys = procedurePath.split('.');
+  return (ctx, input) =>
+    (
+      keys.reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], createCaller(ctx)) as (
+        input: unknown,
+      ) => Promise<unknown>
+    )(input);
+}
+
+async function handleProcedure(
+  deps: AppDeps,
+  runner: RouteRunner,
+  req: IncomingMessage,
+  res: ServerResponse,
+  request: RouteRequest,
+): Promise<void> {
+  const { route } = runner;
+  let body: unknown;
+  if (route.usesBody) {
+    const read = await readJsonBody(req, runner.bodyLimit);
+    if (!read.ok) {
+      sendError(res, bodyFailure(read.error, runner.bodyLimit), bodyFailureHeaders(read.error));
+      return;
+    }
+    body = read.value;
+  } else {
+    req.resume();
+  }
+
+  const ctx = createContextInner(deps, {
+    requestId: request.requestId,
+    headers: req.headers,
+    startedAt: request.startedAt,
+    remoteAddress: req.socket.remoteAddress,
+    logFields: requestLogFields(res),
+  });
+  try {
+    const output = await runner.run(ctx, routeInput(route, request, body));
+    sendJson(res, ctx.response.status ?? 200, output, ctx.response.headers);
+  } catch (error) {
+    const problem = problemBody(error);
+    if (problem.error === 'internal_error')
+      ctx.log().error({ err: error, route: route.template }, 'request failed');
+    sendError(res, problem, apiProblemOf(error)?.headers ?? {});
+  }
+}
+
+/** The procedure's input: query (first value of each name) or JSON body, with path parameters on top. */
+export function routeInput(route: ProcedureRoute, request: RouteRequest, body: unknown): unknown {
+  const { params } = request;
+  if (route.usesBody) {
+    if (body === undefined) return { ...params };
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
+    // The parsed body is this request's own: without path parameters it is the input as it is.
+    return isEmpty(params) ? body : { ...(body as Record<string, unknown>), ...params };
+  }
+  const query: Record<string, string> = {};
+  if (request.hasQuery)
+    for (const [name, value] of request.url.searchParams) if (!(name in query)) query[name] = value;
+  return { ...query, ...params };
+}
+
+/** No own enumerable key (without building the array of them). */
+function isEmpty(record: Record<string, string>): boolean {
+  for (const _ in record) return false;
+  return true;
+}

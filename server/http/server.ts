@@ -1,0 +1,97 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import { apiError } from '../../shared/errors.ts';
+import { HEADER } from '../../shared/headers.ts';
+import type { AppDeps } from '../deps.ts';
+import { requestLogFields } from '../logger.ts';
+import type { Metrics } from '../metrics.ts';
+import { sendError } from './respond.ts';
+import { ToolgateResponse } from './response.ts';
+import { createRouteTable, MatchedRequest, parseTarget } from './route-table.ts';
+import { createRoutes } from './routes.ts';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** One node:http server for everything. Every answer carries X-Request-Id; every error is the contract's body. */
+export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
+  const { logger } = deps;
+  const table = createRouteTable(createRoutes(deps, metrics));
+
+  const server = createServer({ keepAliveTimeout: 5_000, ServerResponse: ToolgateResponse }, (req, res) => {
+    const started = performance.now();
+    const incoming = req.headers[HEADER.requestId];
+    const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    res.requestId = requestId;
+    const method = req.method ?? 'GET';
+    const target = parseTarget(req.url ?? '/');
+    if (!target) {
+      req.resume();
+      sendError(
+        res,
+        apiError('invalid_request', 'The request target is malformed.', {
+          issues: [{ path: '', message: 'Malformed URL.' }],
+        }),
+      );
+      return;
+    }
+    let route = 'unknown';
+    let work: Promise<unknown>;
+    const match = table.match(method, target.path);
+    switch (match.kind) {
+      case 'found': {
+        route = match.route.path;
+        work = match.route.handle(req, res, new MatchedRequest(target, match.params, requestId, started));
+        break;
+      }
+      case 'method_not_allowed':
+        route = match.template;
+        req.resume();
+        sendError(res, apiError('method_not_allowed', `${method} is not allowed on this path.`), {
+          allow: match.allow.join(', '),
+        });
+        work = Promise.resolve();
+        break;
+      case 'bad_path':
+        route = match.template;
+        req.resume();
+        sendError(
+          res,
+          apiError('invalid_request', 'The path is not valid percent-encoding.', {
+            issues: [{ path: '', message: 'Malformed path.' }],
+          }),
+        );
+        work = Promise.resolve();
+        break;
+      case 'none':
+        req.resume();
+        sendError(res, apiError('not_found', 'No such path.'));
+        work = Promise.resolve();
+        break;
+    }
+    const finished = () => {
+      const seconds = (performance.now() - started) / 1000;
+      metrics.observe(route, method, res.statusCode, seconds);
+      // At LOG_LEVEL=warn the line is not written: do not build it either (hot path, issue 14).
+      if (!logger.isLevelEnabled('info')) return;
+      logger.info(
+        {
+          requestId,
+          method,
+          path: target.path,
+          status: res.statusCode,
+          ms: Math.round(seconds * 1000),
+          ...requestLogFields(res),
+        },
+        'request',
+      );
+    };
+    work.then(finished, (error: unknown) => {
+      logger.error({ err: error, requestId }, 'unhandled request failure');
+      if (!res.headersSent)
+        sendError(res, apiError('internal_error', 'The server failed to handle this request.'));
+      else res.destroy();
+      finished();
+    });
+  });
+  return server;
+}

@@ -1,0 +1,67 @@
+import type { AppDeps } from '../deps.ts';
+import { errorResponses } from '../http/openapi.ts';
+import { lazyHandler, type RouteEntry } from '../http/route-table.ts';
+import { MCP_PATH } from './path.ts';
+
+/**
+ * The /mcp entry of the route table (docs/reference.md "MCP"): POST only; GET and DELETE (2025
+ * session operations) get the table's 405. The MCP SDK (about 25 MB) loads on the first /mcp
+ * request, not at start (idle RSS, issue 14): the handler (http.ts) is imported then.
+ */
+export function mcpRoute(deps: AppDeps): RouteEntry {
+  return {
+    method: 'POST',
+    path: MCP_PATH,
+    openapi: MCP_OPERATION,
+    handle: lazyHandler(() => import('./http.ts').then((mcp) => mcp.createMcpRoute(deps))),
+  };
+}
+
+const MCP_OPERATION = {
+  operationId: 'mcp',
+  tags: ['operations'],
+  summary: 'The tools for Model Context Protocol clients (Streamable HTTP, stateless)',
+  description:
+    'JSON-RPC over Streamable HTTP: `tools/list` lists what `GET /tools` lists for the key, `tools/call` runs a ' +
+    'tool like `POST /proxyV2`. Same headers as the agent routes; optional query `apps=<appId>,<appId>` and ' +
+    '`mode=auto|all|search` (search: only `search_tools` and `call_tool` are listed; auto, the default: search ' +
+    'when the catalog holds more than MCP_MAX_LISTED_TOOLS tools). ' +
+    'Both protocol eras are served (2026-07-28 without handshake; 2025-11-25 / 2025-06-18 with a stateless ' +
+    '`initialize`). GET and DELETE answer 405. A browser `Origin` outside MCP_ALLOWED_ORIGINS, or a foreign ' +
+    '`Host`, answers 403.',
+  parameters: [
+    {
+      name: 'apps',
+      in: 'query',
+      required: false,
+      schema: { type: 'string' },
+      description: 'appId,appId',
+    },
+    {
+      name: 'mode',
+      in: 'query',
+      required: false,
+      schema: { type: 'string', enum: ['auto', 'all', 'search'], default: 'auto' },
+      description: 'The whole catalog (all), the search pair (search), or either by the catalog size (auto).',
+    },
+  ],
+  requestBody: {
+    required: true,
+    content: {
+      'application/json': {
+        schema: { type: 'object' },
+        example: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
+      },
+    },
+  },
+  responses: {
+    '200': {
+      description: 'The JSON-RPC answer (application/json or text/event-stream).',
+      content: { 'application/json': { schema: { type: 'object' } } },
+    },
+    ...errorResponses(['invalid_api_key', 'invalid_client', 'method_not_allowed', 'internal_error']),
+    '403': {
+      description: 'A browser Origin not in MCP_ALLOWED_ORIGINS, or a Host this server does not serve.',
+    },
+  },
+};
