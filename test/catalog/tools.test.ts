@@ -81,6 +81,7 @@ describe('deriveTools', () => {
       ],
       body: null,
       scopes: [],
+      tags: [],
       accept: 'application/json',
       parametersSchema: {
         $schema: DIALECT,
