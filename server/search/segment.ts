@@ -77,6 +77,8 @@ interface StoredSegment {
   postings: number[][];
   /** Per doc: how many distinct words its name has (for how much of a name a task covers). */
   nameSizes: number[];
+  /** The words that name the app itself (its id and provider label): a task that says one means this app. */
+  app: string[];
 }
 
 /** The inverted index of an app's tools, as JSON text (built on the compile worker). */
@@ -84,6 +86,7 @@ export function buildSegment(tools: readonly SearchableTool[], app: SearchableAp
   const appTerms = terms(`${app.appId} ${app.provider} ${app.title ?? ''}`).filter(
     (word) => !APP_NOISE.has(word),
   );
+  const naming = terms(`${app.appId} ${app.provider}`).filter((word) => !APP_NOISE.has(word));
   const documents = tools.map((tool) => fieldTerms(tool, appTerms));
   const average = {} as Record<Field, number>;
   for (const field of FIELD_NAMES) {
@@ -120,6 +123,7 @@ export function buildSegment(tools: readonly SearchableTool[], app: SearchableAp
     terms: sorted,
     postings: sorted.map((word) => postings.get(word) as number[]),
     nameSizes: documents.map((doc) => new Set(doc.name).size),
+    app: [...new Set(naming)],
   };
   return JSON.stringify(stored);
 }
@@ -206,6 +210,8 @@ export interface Segment {
   readonly weights: Float32Array;
   /** Per doc: the number of distinct words of its name. */
   readonly nameSizes: Uint8Array;
+  /** Vocabulary ids of the words that name the app (its id and provider label). */
+  readonly appTermIds: readonly number[];
   /** Lower-case tool name → doc, for exact matches; built on first use. */
   byName?: Map<string, number>;
 }
@@ -227,7 +233,8 @@ export function openSegment(appId: string, text: string, vocabulary: Vocabulary)
     stored?.format !== CATALOG_FORMAT ||
     !Array.isArray(stored.terms) ||
     !Array.isArray(stored.postings) ||
-    !Array.isArray(stored.nameSizes)
+    !Array.isArray(stored.nameSizes) ||
+    !Array.isArray(stored.app)
   )
     return null;
   const order = stored.terms.map((word, index) => ({ id: vocabulary.idOf(word), index }));
@@ -250,7 +257,18 @@ export function openSegment(appId: string, text: string, vocabulary: Vocabulary)
   });
   offsets[order.length] = at;
   const nameSizes = Uint8Array.from(stored.nameSizes, (size) => Math.min(255, size));
-  return { appId, names: stored.names, methods: stored.methods, termIds, offsets, docs, weights, nameSizes };
+  const appTermIds = stored.app.map((word) => vocabulary.idOf(word));
+  return {
+    appId,
+    names: stored.names,
+    methods: stored.methods,
+    termIds,
+    offsets,
+    docs,
+    weights,
+    nameSizes,
+    appTermIds,
+  };
 }
 
 /** Where term `id`'s postings are in a segment, or -1. */
