@@ -26,6 +26,8 @@ const FIELDS = {
   method: { weight: 0.5, b: 0 },
   description: { weight: 0.6, b: 0.75 },
   params: { weight: 0.6, b: 0.5 },
+  /** The parameters' descriptions: plain words about what the operation acts on. */
+  paramText: { weight: 0.3, b: 0.75 },
   app: { weight: 1, b: 0 },
 } as const;
 type Field = keyof typeof FIELDS;
@@ -43,6 +45,7 @@ const METHOD_WORDS: Record<string, string> = {
 
 /** Descriptions are read this far: the first sentences say what an operation does. */
 const DESCRIPTION_CHARS = 1_000;
+const PARAMETER_DESCRIPTION_CHARS = 200;
 const URL = /\bhttps?:\/\/\S+/g;
 const MARKUP = /<[^>]{0,200}>|!?\[([^\]]{0,200})\]\([^)]{0,500}\)/g;
 
@@ -147,6 +150,7 @@ function fieldTerms(tool: SearchableTool, appTerms: string[]): Record<Field, str
     method: terms(METHOD_WORDS[tool.method.toUpperCase()] ?? ''),
     description: terms(description),
     params: terms([...placeholders, ...parameterNames(tool.parametersSchema)].join(' ')),
+    paramText: terms(parameterDescriptions(tool.parametersSchema).join(' ')),
     app: appTerms,
   };
 }
@@ -179,6 +183,27 @@ function parameterNames(schema: Record<string, unknown>): string[] {
     else names.push(...Object.keys(bodyProperties(schema, value)));
   }
   return names.slice(0, 60);
+}
+
+/**
+ * What the parameters' own descriptions say ("Reaction (emoji) name."): documents often explain
+ * there, in plain words, what the operation acts on. Read at a low weight, the first sentences of
+ * at most 30 parameters.
+ */
+function parameterDescriptions(schema: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  const properties = schema.properties;
+  if (!properties || typeof properties !== 'object') return out;
+  const take = (value: unknown) => {
+    const d = (value as { description?: unknown } | undefined)?.description;
+    if (typeof d === 'string')
+      out.push(d.slice(0, PARAMETER_DESCRIPTION_CHARS).replace(URL, ' ').replace(MARKUP, ' $1 '));
+  };
+  for (const [key, value] of Object.entries(properties)) {
+    if (key !== 'body') take(value);
+    else for (const inner of Object.values(bodyProperties(schema, value))) take(inner);
+  }
+  return out.slice(0, 30);
 }
 
 /** A body schema's properties, through one `$ref` into the tool's `$defs` (how the catalog shares schemas). */

@@ -204,4 +204,31 @@ describe('ranking', () => {
     expect(oneEdit('calnedra', 'calendar')).toBe(false);
     expect(oneEdit('hook', 'webhook')).toBe(false);
   });
+
+  it('reads what the parameters’ descriptions say, below the tool’s own words', () => {
+    const withBody = (
+      name: string,
+      summary: string,
+      property: string,
+      description: string,
+    ): SearchableTool => ({
+      ...tool(name, 'POST', `/${name}`, summary),
+      parametersSchema: {
+        type: 'object',
+        properties: { body: { type: 'object', properties: { [property]: { type: 'string', description } } } },
+      },
+    });
+    const { vocabulary, segments } = index({
+      chat: [
+        withBody('chat_post', 'Post a message', 'text', 'The text of the message.'),
+        withBody('reactions_add', 'Adds a reaction to an item', 'name', 'Reaction (smiley) name.'),
+      ],
+    });
+    expect(rank(vocabulary, segments, readQuery('which smiley'), 2).map((hit) => hit.name)).toEqual([
+      'reactions_add',
+    ]);
+    expect(rank(vocabulary, segments, readQuery('a reaction'), 1)[0]?.score).toBeGreaterThan(
+      rank(vocabulary, segments, readQuery('smiley'), 1)[0]?.score ?? 1,
+    );
+  });
 });
