@@ -28,6 +28,8 @@ const FIELDS = {
   params: { weight: 0.6, b: 0.5 },
   /** The parameters' descriptions: plain words about what the operation acts on. */
   paramText: { weight: 0.3, b: 0.75 },
+  /** What the document says around the operation: its tags' descriptions, what it answers. */
+  context: { weight: 0.3, b: 0.75 },
   app: { weight: 1, b: 0 },
 } as const;
 type Field = keyof typeof FIELDS;
@@ -58,6 +60,8 @@ export interface SearchableTool {
   operationDescription: string | null;
   tags?: string[];
   parametersSchema: Record<string, unknown>;
+  /** What the document says around the operation (server/search/context.ts). */
+  context?: string;
 }
 
 /** The app's own words (its id, provider label and document title), for searches across apps. */
@@ -131,11 +135,13 @@ export function buildSegment(tools: readonly SearchableTool[], app: SearchableAp
   return JSON.stringify(stored);
 }
 
+/** Text without URLs and markup (HTML tags, Markdown links keep their words). */
+function plain(text: string): string {
+  return text.replace(URL, ' ').replace(MARKUP, ' $1 ');
+}
+
 function fieldTerms(tool: SearchableTool, appTerms: string[]): Record<Field, string[]> {
-  const description = (tool.operationDescription ?? '')
-    .slice(0, DESCRIPTION_CHARS)
-    .replace(URL, ' ')
-    .replace(MARKUP, ' $1 ');
+  const description = plain((tool.operationDescription ?? '').slice(0, DESCRIPTION_CHARS));
   const literal: string[] = [];
   const placeholders: string[] = [];
   for (const segment of tool.pathTemplate.split('/')) {
@@ -151,6 +157,7 @@ function fieldTerms(tool: SearchableTool, appTerms: string[]): Record<Field, str
     description: terms(description),
     params: terms([...placeholders, ...parameterNames(tool.parametersSchema)].join(' ')),
     paramText: terms(parameterDescriptions(tool.parametersSchema).join(' ')),
+    context: terms(plain(tool.context ?? '')),
     app: appTerms,
   };
 }
@@ -196,8 +203,7 @@ function parameterDescriptions(schema: Record<string, unknown>): string[] {
   if (!properties || typeof properties !== 'object') return out;
   const take = (value: unknown) => {
     const d = (value as { description?: unknown } | undefined)?.description;
-    if (typeof d === 'string')
-      out.push(d.slice(0, PARAMETER_DESCRIPTION_CHARS).replace(URL, ' ').replace(MARKUP, ' $1 '));
+    if (typeof d === 'string') out.push(plain(d.slice(0, PARAMETER_DESCRIPTION_CHARS)));
   };
   for (const [key, value] of Object.entries(properties)) {
     if (key !== 'body') take(value);
