@@ -15,6 +15,15 @@ const MAX_TASK_CHARS = 2_000;
  * `api.example.com`) are values, not words of the request.
  */
 const VALUE_LIKE = /[/#@$€£¥%&=:"`\d]|\p{L}\.\p{L}/u;
+/**
+ * Words of time that say when, not what (a date filter or a value to fill in): "paid yesterday"
+ * asks for no "yesterday" operation.
+ */
+const WHEN = new Set(
+  'today tonight tomorrow yesterday now asap monday tuesday wednesday thursday friday saturday sunday weekend ago noon midnight'.split(
+    ' ',
+  ),
+);
 /** Words after which the next chunk is a name ("a list called Backlog"). */
 const NAMING = new Set(['called', 'named', 'titled', 'labeled', 'labelled']);
 /** Words that begin a second clause: what follows them is a reason or a condition. */
@@ -79,10 +88,13 @@ export function splitTask(text: string, isPhrase: (chunk: string) => boolean): T
   for (let i = 0; i < chunks.length; i += 1) {
     const chunk = chunks[i] as string;
     const bare = chunk.replace(TRAILING_PUNCTUATION, '');
+    const lower = bare.toLowerCase();
+    // "called" itself says nothing of the operation ("make a label called Receipts" is no call).
+    if (NAMING.has(lower) && i + 1 < chunks.length) continue;
     const named = i > 0 && NAMING.has((chunks[i - 1] as string).toLowerCase());
     const hyphenatedName = /\p{L}-\p{L}/u.test(bare) && !isPhrase(bare);
-    if (!clauseEnded && parts.words.length > 0 && CLAUSE_WORDS.has(bare.toLowerCase())) clauseEnded = true;
-    if (named || hyphenatedName || VALUE_LIKE.test(bare)) parts.values.push(bare);
+    if (!clauseEnded && parts.words.length > 0 && CLAUSE_WORDS.has(lower)) clauseEnded = true;
+    if (named || hyphenatedName || WHEN.has(lower) || VALUE_LIKE.test(bare)) parts.values.push(bare);
     else parts.words.push(chunk);
     if (!clauseEnded) parts.firstClause = parts.words.length;
     if (!clauseEnded && parts.words.length > 0 && /[,;]$|^[-–—]$/.test(chunk)) clauseEnded = true;

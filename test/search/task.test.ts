@@ -19,7 +19,18 @@ describe('splitTask', () => {
       values: ['checkout', 'page', 'times', 'out'],
       implied: [],
     });
-    expect(splitTask('make a label called Receipts', noPhrase).values).toEqual(['Receipts']);
+    // "called" names no call; the name after it is a value.
+    expect(splitTask('make a label called Receipts', noPhrase)).toEqual({
+      words: ['make', 'a', 'label'],
+      firstClause: 3,
+      values: ['Receipts'],
+      implied: [],
+    });
+    // Words of time say when, not what.
+    expect(splitTask('Acme paid yesterday, record it on Monday', noPhrase).values).toEqual([
+      'yesterday',
+      'Monday',
+    ]);
     // An apostrophe inside a word opens no quote; curly and double quotes do.
     expect(splitTask("don't send Tom's “weekly report” yet", noPhrase)).toEqual({
       words: ["don't", 'send', "Tom's", 'yet'],
