@@ -25,7 +25,7 @@ const SPELLING_MAX_WORDS = 4;
 /** New words kept unsorted before they are merged into the sorted vocabulary. */
 const RECENT_MAX = 2_000;
 /** A method the task's verb asks for, a weaker match, and one it does not (when it names an action). */
-const METHOD_MATCH = 1.5;
+const METHOD_MATCH = 1.3;
 const METHOD_WEAKER = 1.1;
 /** The least share of a score a tool keeps when the task covers none of its name's words. */
 const NAME_COVERAGE_FLOOR = 0.5;
