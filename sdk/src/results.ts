@@ -122,7 +122,7 @@ const SHOWN_ISSUES = 5;
  *
  * @example
  * if (!result.ok) console.error(`${result.error}: ${failureMessage(result)}`);
- * // invalid_parameters: The parameters do not match the tool (/petId: must be integer).
+ * // invalid_parameters: The parameters do not match the tool (/petId: Must be an integer).
  */
 export function failureMessage(failure: Failure | AuthTimeout): string {
   if (!('body' in failure)) return failure.message;
@@ -130,8 +130,10 @@ export function failureMessage(failure: Failure | AuthTimeout): string {
   if (!('issues' in body) || body.issues.length === 0) return body.message;
   const shown = body.issues
     .slice(0, SHOWN_ISSUES)
-    .map((issue) => `${issue.path === '' ? '(body)' : issue.path}: ${issue.message}`);
+    .map((issue) => `${issue.path === '' ? '(body)' : issue.path}: ${withoutPeriod(issue.message)}`);
   const more = body.issues.length - shown.length;
   if (more > 0) shown.push(`${more} more`);
-  return `${body.message.replace(/\.$/, '')} (${shown.join('; ')}).`;
+  return `${withoutPeriod(body.message)} (${shown.join('; ')}).`;
 }
+
+const withoutPeriod = (sentence: string) => sentence.replace(/\.$/, '');
