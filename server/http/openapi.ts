@@ -106,8 +106,14 @@ const ERRORS: Record<ErrorCode, { when: string; example: ErrorBody }> = {
     }),
   },
   upstream_unreachable: {
-    when: 'the upstream could not be reached: connection refused, DNS or TLS failure',
-    example: apiError('upstream_unreachable', 'The upstream could not be reached.'),
+    when: 'the upstream (or its token endpoint) could not be reached: connection refused, DNS or TLS failure; `cause` names which (`ECONNREFUSED`, `ECONNRESET`, `ENOTFOUND`, `EAI_AGAIN`, `EHOSTUNREACH`, `ENETUNREACH`, `ETIMEDOUT`, `tls` or `other`)',
+    example: apiError(
+      'upstream_unreachable',
+      'The upstream could not be reached: the connection was refused.',
+      {
+        cause: 'ECONNREFUSED',
+      },
+    ),
   },
   upstream_too_large: {
     when: 'a successful upstream body is larger than MAX_UPSTREAM_BODY_BYTES',
@@ -195,7 +201,7 @@ const ERROR_SCHEMA: SchemaObject = {
   description:
     'Every error: `{ ok: false, error, message, ...extra }`. The extra fields depend on `error` ' +
     '(`tool_id`, `app_id`, `auth_endpoint`, `reauth_required`, `reason`, `scope`, `limit`, ' +
-    '`retry_after`, `upstream_status`, `upstream_body`): see the examples of each status.',
+    '`retry_after`, `upstream_status`, `upstream_body`, `cause`): see the examples of each status.',
 };
 
 const TAGS = [
