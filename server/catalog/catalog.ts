@@ -16,7 +16,8 @@
  */
 import type { Ajv2020, ValidateFunction } from 'ajv/dist/2020.js';
 import { err, ok, type Result } from '../result.ts';
-import { buildSegment } from '../search/segment.ts';
+import { operationContexts } from '../search/context.ts';
+import { buildSegment, type SearchableTool } from '../search/segment.ts';
 import { toolViewText } from '../search/views.ts';
 import { documentServerUrl, loadDocument } from './document.ts';
 import { CATALOG_FORMAT } from './format.ts';
@@ -24,7 +25,7 @@ import { unpackText } from './packing.ts';
 import { child } from './pointer.ts';
 import { type BuildOptions, type BuildOutcome, buildUpstreamRequest } from './request.ts';
 import { deriveTools } from './tools.ts';
-import type { Issue, OpenApiVersion, ServiceParameter, SkippedOperation, Tool } from './types.ts';
+import type { Issue, JsonObject, OpenApiVersion, ServiceParameter, SkippedOperation, Tool } from './types.ts';
 import { createAjv, errorsToIssues } from './validate.ts';
 
 export interface CompiledTool {
@@ -126,7 +127,7 @@ export async function compileDocument(
   return ok({
     catalogText: JSON.stringify(catalog),
     documentText: document.text,
-    searchText: buildSegment(derived.tools, {
+    searchText: buildSegment(withContexts(document.document, derived.tools), {
       appId: options.app?.appId ?? '',
       provider: options.app?.provider ?? '',
       title: typeof info?.title === 'string' ? info.title : null,
@@ -240,4 +241,10 @@ class LazyTool implements CompiledTool {
     }
     return copy;
   }
+}
+
+/** The tools with what their document says around them, for the search segment. */
+function withContexts(document: JsonObject, tools: readonly Tool[]): SearchableTool[] {
+  const contexts = operationContexts(document, tools);
+  return tools.map((tool, index) => ({ ...tool, context: contexts[index] ?? '' }));
 }

@@ -7,6 +7,7 @@
  */
 import { stemmer } from 'stemmer';
 import { ACTION_METHODS, STOP_WORDS, SYNONYMS } from './lexicon.ts';
+import { splitTask } from './task.ts';
 import { THESAURUS } from './thesaurus.ts';
 
 /** Longer tokens are cut (no real word is this long; it bounds the work on hostile text). */
@@ -19,6 +20,10 @@ export const MAX_QUERY_TERMS = 32;
  * sense ("only open issues are listed").
  */
 const ACTION_WORD_WEIGHT = 0.6;
+/** Weight of the words of a later clause ("delete the branch, it's merged"): usually a reason. */
+const LATER_CLAUSE_WEIGHT = 0.5;
+/** Shorter words are not looked up as misspellings (too many words are one letter from them). */
+const MIN_SPELLED = 5;
 /** Weights of words a task's words stand for (SYNONYMS, THESAURUS), against 1 for its own words. */
 const SYNONYM_WEIGHT = 0.9;
 const THESAURUS_WEIGHT = 0.7;
@@ -30,7 +35,8 @@ const PHRASE_WORD_WEIGHT = 0.45;
  * the words that do.
  */
 const VALUE_WEIGHT = 0.3;
-const VALUE_LIKE = /[/#@$%&=:"`\d]/u;
+/** Weight of the words a value's kind stands for (`contract.pdf` → file). */
+const IMPLIED_WEIGHT = 0.5;
 
 const CAMEL = /(\p{Ll}|\p{N})(\p{Lu})/gu;
 const ACRONYM = /(\p{Lu}+)(\p{Lu}\p{Ll})/gu;
@@ -77,6 +83,11 @@ export interface Query {
   weakerMethods: Set<string>;
   /** The task as one word, lower-case, when it could be a tool's name or id (exact matches first). */
   exact: string | null;
+  /**
+   * The task's own words as written (lower-case, Latin letters, long enough to be misspelt), by
+   * their term: a term no tool holds is looked up as a near spelling of one ("calender").
+   */
+  spelled: Map<string, string>;
 }
 
 /** Phrases (word sequences, space-joined) → the words they stand for, and at which weight. */
@@ -87,9 +98,19 @@ function phrase(key: string, words: string[], weight: number): void {
   list.push({ words, weight });
   PHRASES.set(key, list);
 }
-for (const [word, ...same] of SYNONYMS) phrase(word as string, [...same], SYNONYM_WEIGHT);
+/**
+ * A word as phrases are matched: stemmed, stop words kept ("get rid of"), so a phrase written in
+ * one form matches every form of its words ("chargeback" → "chargebacks", "crash" → "crashing").
+ */
+function phraseWord(token: string): string {
+  return ASCII_WORD.test(token) ? stemmer(token) : token;
+}
+const phraseKey = (text: string) => tokenize(text).map(phraseWord).join(' ');
+/** Whether a chunk ("thumbs-up", "to-do") is a known phrase, not a name ("team-ml"). */
+const isPhrase = (chunk: string) => PHRASES.has(phraseKey(chunk));
+for (const [word, ...same] of SYNONYMS) phrase(phraseKey(word as string), [...same], SYNONYM_WEIGHT);
 for (const [said, meant] of THESAURUS)
-  for (const key of said.split('|')) phrase(tokenize(key).join(' '), meant.split(' '), THESAURUS_WEIGHT);
+  for (const key of said.split('|')) phrase(phraseKey(key), meant.split(' '), THESAURUS_WEIGHT);
 
 const ACTIONS = new Map<string, { methods: string[]; weaker: string[] }>();
 for (const action of ACTION_METHODS)
@@ -110,6 +131,7 @@ export function readQuery(text: string): Query {
     methods: new Set(),
     weakerMethods: new Set(),
     exact: EXACT.test(trimmed) ? trimmed.toLowerCase() : null,
+    spelled: new Map(),
   };
   const add = (token: string, weight: number) => {
     const stemmed = term(token);
@@ -125,22 +147,24 @@ export function readQuery(text: string): Query {
     for (const method of action.methods) query.methods.add(method);
     for (const method of action.weaker) query.weakerMethods.add(method);
   };
-  const tokens: string[] = [];
-  const values: string[] = [];
-  for (const chunk of trimmed.split(/\s+/)) {
-    const value = VALUE_LIKE.test(chunk.replace(/[.,;!?)]+$/, ''));
-    (value ? values : tokens).push(...tokenize(chunk));
-  }
+  const task = splitTask(trimmed, isPhrase);
+  const tokens = task.words.flatMap((chunk) => tokenize(chunk));
+  const values = task.values.flatMap((chunk) => tokenize(chunk));
   // The longest known phrase at each place wins ("kick off" is not "kick"). The words of a phrase
   // of several words count less on their own (a bug report is an issue, not a report); what the
   // phrase stands for counts at the phrase's weight, and its first word names the action.
-  const ownWeight: number[] = tokens.map((token) => (ACTIONS.has(token) ? ACTION_WORD_WEIGHT : 1));
+  const keys = tokens.map(phraseWord);
+  const firstClause = task.words.slice(0, task.firstClause).flatMap((chunk) => tokenize(chunk)).length;
+  const ownWeight: number[] = tokens.map(
+    (token, index) =>
+      (ACTIONS.has(token) ? ACTION_WORD_WEIGHT : 1) * (index < firstClause ? 1 : LATER_CLAUSE_WEIGHT),
+  );
   const meant: { words: string[]; weight: number }[] = [];
   const inPhrase = new Set<number>();
   for (let at = 0; at < tokens.length; ) {
     let length = Math.min(LONGEST_PHRASE, tokens.length - at);
     for (; length > 0; length -= 1) {
-      const found = PHRASES.get(tokens.slice(at, at + length).join(' '));
+      const found = PHRASES.get(keys.slice(at, at + length).join(' '));
       if (!found) continue;
       meant.push(...found);
       if (length > 1) {
@@ -154,12 +178,17 @@ export function readQuery(text: string): Query {
     }
     at += Math.max(1, length);
   }
+  const actsLater = ![...tokens.slice(0, firstClause)].some((token) => ACTIONS.has(token));
   tokens.forEach((token, index) => {
     add(token, ownWeight[index] as number);
-    if (!inPhrase.has(index)) act(token);
+    const stemmed = term(token);
+    if (stemmed !== null && token.length >= MIN_SPELLED && ASCII_WORD.test(token))
+      query.spelled.set(stemmed, token);
+    if (!inPhrase.has(index) && (index < firstClause || actsLater)) act(token);
   });
   for (const { words, weight } of meant) for (const word of words) add(word, weight);
   for (const token of values) add(token, VALUE_WEIGHT);
+  for (const word of task.implied) add(word, IMPLIED_WEIGHT);
   for (const method of query.methods) query.weakerMethods.delete(method);
   return query;
 }

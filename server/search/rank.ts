@@ -19,10 +19,13 @@ const PREFIX_WEIGHT = 0.5;
 const PREFIX_MIN_LENGTH = 4;
 const PREFIX_MAX_EXTRA = 6;
 const PREFIX_MAX_WORDS = 8;
+/** Weight of a near spelling of a task's word that no tool holds ("calender" → calendar). */
+const SPELLING_WEIGHT = 0.8;
+const SPELLING_MAX_WORDS = 4;
 /** New words kept unsorted before they are merged into the sorted vocabulary. */
 const RECENT_MAX = 2_000;
 /** A method the task's verb asks for, a weaker match, and one it does not (when it names an action). */
-const METHOD_MATCH = 1.3;
+const METHOD_MATCH = 1.5;
 const METHOD_WEAKER = 1.1;
 /** The least share of a score a tool keeps when the task covers none of its name's words. */
 const NAME_COVERAGE_FLOOR = 0.5;
@@ -32,6 +35,10 @@ const COMMON_SHARE = 0.03;
 const RARE_REACH = 4;
 /** …in searches over more tools than this (below it, every word is cheap to score in full). */
 const ADD_ONLY_FROM = 20_000;
+/** The factor of every tool of an app the task names ("…on my twilio account"). */
+const APP_NAMED = 2;
+/** A word names an app only when it names at most this many of the searched apps ("google"). */
+const APP_NAME_MAX_APPS = 3;
 /** Scores are shown as raw / (raw + SCALE), in (0, 1); an exact name is 1. */
 const SCALE = 10;
 
@@ -87,12 +94,20 @@ export class SharedVocabulary implements Vocabulary {
     return Math.log(1 + (this.#documents - df + 0.5) / (df + 0.5));
   }
 
-  /** The weighted term ids of a task: its words, and the longer words they begin. */
+  /** The weighted term ids of a task: its words, the longer words they begin, near spellings. */
   lookup(query: Query): Array<{ id: number; weight: number; own: boolean }> {
     const found = new Map<number, { id: number; weight: number; own: boolean }>();
     for (const [word, weight] of query.terms) {
       const id = this.#ids.get(word);
       if (id !== undefined && (this.#df[id] ?? 0) > 0) found.set(id, { id, weight, own: weight === 1 });
+      else {
+        const spelled = query.spelled.get(word);
+        for (const near of spelled ? this.#nearSpellings(spelled, word) : []) {
+          const nearId = this.#ids.get(near) as number;
+          if ((found.get(nearId)?.weight ?? 0) < weight * SPELLING_WEIGHT)
+            found.set(nearId, { id: nearId, weight: weight * SPELLING_WEIGHT, own: weight === 1 });
+        }
+      }
       if (word.length < PREFIX_MIN_LENGTH) continue;
       for (const longer of this.#beginningWith(word)) {
         const longerId = this.#ids.get(longer) as number;
@@ -105,15 +120,29 @@ export class SharedVocabulary implements Vocabulary {
     return [...found.values()];
   }
 
+  /**
+   * Words of the vocabulary one edit (insertion, deletion, substitution, swap of neighbours) from
+   * the word as written or as stemmed, sharing its first letter: typos rarely touch it, and the
+   * sorted vocabulary then needs reading only over that letter's range.
+   */
+  #nearSpellings(written: string, stemmed: string): string[] {
+    if (this.#recent.length > 0) this.#mergeRecent();
+    const sorted = this.#sorted;
+    const first = written[0] as string;
+    const out: string[] = [];
+    for (let i = lowerBound(sorted, first); i < sorted.length; i += 1) {
+      const candidate = sorted[i] as string;
+      if (candidate[0] !== first) break;
+      if ((this.#df[this.#ids.get(candidate) as number] ?? 0) <= 0) continue;
+      if (oneEdit(written, candidate) || oneEdit(stemmed, candidate)) out.push(candidate);
+      if (out.length >= SPELLING_MAX_WORDS) break;
+    }
+    return out;
+  }
+
   #beginningWith(word: string): string[] {
     const sorted = this.#sorted;
-    let low = 0;
-    let high = sorted.length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if ((sorted[middle] as string) < word) low = middle + 1;
-      else high = middle;
-    }
+    const low = lowerBound(sorted, word);
     const out: string[] = [];
     const keep = (candidate: string) =>
       candidate !== word &&
@@ -145,6 +174,30 @@ export class SharedVocabulary implements Vocabulary {
     this.#sorted = merged;
     this.#recent = [];
   }
+}
+
+/** The first index of `sorted` whose word is not before `word`. */
+function lowerBound(sorted: readonly string[], word: string): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((sorted[middle] as string) < word) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/** Whether `b` is `a` with one letter inserted, deleted, replaced, or two neighbours swapped. */
+export function oneEdit(a: string, b: string): boolean {
+  if (a === b || Math.abs(a.length - b.length) > 1) return false;
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i += 1;
+  if (a.length === b.length) {
+    if (a.slice(i + 1) === b.slice(i + 1)) return true;
+    return a[i] === b[i + 1] && a[i + 1] === b[i] && a.slice(i + 2) === b.slice(i + 2);
+  }
+  return a.length > b.length ? a.slice(i + 1) === b.slice(i) : a.slice(i) === b.slice(i + 1);
 }
 
 /** One ranked tool. */
@@ -192,6 +245,7 @@ export function rank(
   const searched = segments.reduce((sum, segment) => sum + segment.names.length, 0);
   const commonAddOnly = searched > ADD_ONLY_FROM && reach >= limit * RARE_REACH;
   const factors = methodFactors(query);
+  const named = namedApps(segments, words);
   let scores = new Float64Array(256);
   let matched = new Uint8Array(256);
   let inName = new Uint8Array(256);
@@ -225,8 +279,10 @@ export function rank(
         if (weight < 0) inName[doc] = (inName[doc] as number) + 1;
       }
     }
+    const appFactor = named.has(appIndex) ? APP_NAMED : 1;
     for (const doc of touched) {
       const raw =
+        appFactor *
         (scores[doc] as number) *
         (factors.get(segment.methods[doc] as string) ?? 1) *
         coverage(matched[doc] as number, ownTotal) *
@@ -238,6 +294,30 @@ export function rank(
     }
   });
   return heap.sorted();
+}
+
+/**
+ * The segments (by index) of the apps the task names by one of its own words: a word of an app's
+ * id or provider label that few of the searched apps share.
+ */
+function namedApps(
+  segments: readonly Segment[],
+  words: ReadonlyArray<{ id: number; own: boolean }>,
+): Set<number> {
+  const own = new Set(words.filter((word) => word.own).map((word) => word.id));
+  const apps = new Map<number, number[]>();
+  segments.forEach((segment, index) => {
+    for (const id of segment.appTermIds) {
+      if (!own.has(id)) continue;
+      const list = apps.get(id) ?? [];
+      list.push(index);
+      apps.set(id, list);
+    }
+  });
+  const named = new Set<number>();
+  for (const list of apps.values())
+    if (list.length <= APP_NAME_MAX_APPS) for (const index of list) named.add(index);
+  return named;
 }
 
 /** The factor of each method for the task's action (1 for any method not listed). */

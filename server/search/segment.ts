@@ -26,6 +26,10 @@ const FIELDS = {
   method: { weight: 0.5, b: 0 },
   description: { weight: 0.6, b: 0.75 },
   params: { weight: 0.6, b: 0.5 },
+  /** The parameters' descriptions: plain words about what the operation acts on. */
+  paramText: { weight: 0.3, b: 0.75 },
+  /** What the document says around the operation: its tags' descriptions, what it answers. */
+  context: { weight: 0.3, b: 0.75 },
   app: { weight: 1, b: 0 },
 } as const;
 type Field = keyof typeof FIELDS;
@@ -43,6 +47,7 @@ const METHOD_WORDS: Record<string, string> = {
 
 /** Descriptions are read this far: the first sentences say what an operation does. */
 const DESCRIPTION_CHARS = 1_000;
+const PARAMETER_DESCRIPTION_CHARS = 200;
 const URL = /\bhttps?:\/\/\S+/g;
 const MARKUP = /<[^>]{0,200}>|!?\[([^\]]{0,200})\]\([^)]{0,500}\)/g;
 
@@ -55,6 +60,8 @@ export interface SearchableTool {
   operationDescription: string | null;
   tags?: string[];
   parametersSchema: Record<string, unknown>;
+  /** What the document says around the operation (server/search/context.ts). */
+  context?: string;
 }
 
 /** The app's own words (its id, provider label and document title), for searches across apps. */
@@ -77,6 +84,8 @@ interface StoredSegment {
   postings: number[][];
   /** Per doc: how many distinct words its name has (for how much of a name a task covers). */
   nameSizes: number[];
+  /** The words that name the app itself (its id and provider label): a task that says one means this app. */
+  app: string[];
 }
 
 /** The inverted index of an app's tools, as JSON text (built on the compile worker). */
@@ -84,6 +93,7 @@ export function buildSegment(tools: readonly SearchableTool[], app: SearchableAp
   const appTerms = terms(`${app.appId} ${app.provider} ${app.title ?? ''}`).filter(
     (word) => !APP_NOISE.has(word),
   );
+  const naming = terms(`${app.appId} ${app.provider}`).filter((word) => !APP_NOISE.has(word));
   const documents = tools.map((tool) => fieldTerms(tool, appTerms));
   const average = {} as Record<Field, number>;
   for (const field of FIELD_NAMES) {
@@ -120,15 +130,18 @@ export function buildSegment(tools: readonly SearchableTool[], app: SearchableAp
     terms: sorted,
     postings: sorted.map((word) => postings.get(word) as number[]),
     nameSizes: documents.map((doc) => new Set(doc.name).size),
+    app: [...new Set(naming)],
   };
   return JSON.stringify(stored);
 }
 
+/** Text without URLs and markup (HTML tags, Markdown links keep their words). */
+function plain(text: string): string {
+  return text.replace(URL, ' ').replace(MARKUP, ' $1 ');
+}
+
 function fieldTerms(tool: SearchableTool, appTerms: string[]): Record<Field, string[]> {
-  const description = (tool.operationDescription ?? '')
-    .slice(0, DESCRIPTION_CHARS)
-    .replace(URL, ' ')
-    .replace(MARKUP, ' $1 ');
+  const description = plain((tool.operationDescription ?? '').slice(0, DESCRIPTION_CHARS));
   const literal: string[] = [];
   const placeholders: string[] = [];
   for (const segment of tool.pathTemplate.split('/')) {
@@ -143,6 +156,8 @@ function fieldTerms(tool: SearchableTool, appTerms: string[]): Record<Field, str
     method: terms(METHOD_WORDS[tool.method.toUpperCase()] ?? ''),
     description: terms(description),
     params: terms([...placeholders, ...parameterNames(tool.parametersSchema)].join(' ')),
+    paramText: terms(parameterDescriptions(tool.parametersSchema).join(' ')),
+    context: terms(plain(tool.context ?? '')),
     app: appTerms,
   };
 }
@@ -177,6 +192,26 @@ function parameterNames(schema: Record<string, unknown>): string[] {
   return names.slice(0, 60);
 }
 
+/**
+ * What the parameters' own descriptions say ("Reaction (emoji) name."): documents often explain
+ * there, in plain words, what the operation acts on. Read at a low weight, the first sentences of
+ * at most 30 parameters.
+ */
+function parameterDescriptions(schema: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  const properties = schema.properties;
+  if (!properties || typeof properties !== 'object') return out;
+  const take = (value: unknown) => {
+    const d = (value as { description?: unknown } | undefined)?.description;
+    if (typeof d === 'string') out.push(plain(d.slice(0, PARAMETER_DESCRIPTION_CHARS)));
+  };
+  for (const [key, value] of Object.entries(properties)) {
+    if (key !== 'body') take(value);
+    else for (const inner of Object.values(bodyProperties(schema, value))) take(inner);
+  }
+  return out.slice(0, 30);
+}
+
 /** A body schema's properties, through one `$ref` into the tool's `$defs` (how the catalog shares schemas). */
 function bodyProperties(schema: Record<string, unknown>, body: unknown): Record<string, unknown> {
   if (!body || typeof body !== 'object') return {};
@@ -206,6 +241,8 @@ export interface Segment {
   readonly weights: Float32Array;
   /** Per doc: the number of distinct words of its name. */
   readonly nameSizes: Uint8Array;
+  /** Vocabulary ids of the words that name the app (its id and provider label). */
+  readonly appTermIds: readonly number[];
   /** Lower-case tool name → doc, for exact matches; built on first use. */
   byName?: Map<string, number>;
 }
@@ -227,7 +264,8 @@ export function openSegment(appId: string, text: string, vocabulary: Vocabulary)
     stored?.format !== CATALOG_FORMAT ||
     !Array.isArray(stored.terms) ||
     !Array.isArray(stored.postings) ||
-    !Array.isArray(stored.nameSizes)
+    !Array.isArray(stored.nameSizes) ||
+    !Array.isArray(stored.app)
   )
     return null;
   const order = stored.terms.map((word, index) => ({ id: vocabulary.idOf(word), index }));
@@ -250,7 +288,18 @@ export function openSegment(appId: string, text: string, vocabulary: Vocabulary)
   });
   offsets[order.length] = at;
   const nameSizes = Uint8Array.from(stored.nameSizes, (size) => Math.min(255, size));
-  return { appId, names: stored.names, methods: stored.methods, termIds, offsets, docs, weights, nameSizes };
+  const appTermIds = stored.app.map((word) => vocabulary.idOf(word));
+  return {
+    appId,
+    names: stored.names,
+    methods: stored.methods,
+    termIds,
+    offsets,
+    docs,
+    weights,
+    nameSizes,
+    appTermIds,
+  };
 }
 
 /** Where term `id`'s postings are in a segment, or -1. */

@@ -1,7 +1,7 @@
 /** The search core without a server: text analysis, segments, ranking (docs/reference.md "Tool search"). */
 import { describe, expect, it } from 'vitest';
 import { MAX_QUERY_TERMS, readQuery, term, terms, tokenize } from '../../server/search/analyze.ts';
-import { rank, SharedVocabulary } from '../../server/search/rank.ts';
+import { oneEdit, rank, SharedVocabulary } from '../../server/search/rank.ts';
 import { buildSegment, openSegment, type SearchableTool } from '../../server/search/segment.ts';
 
 const tool = (
@@ -157,5 +157,78 @@ describe('ranking', () => {
       openSegment('github', JSON.stringify({ ...stored, format: stored.format + 1 }), new SharedVocabulary()),
     ).toBeNull();
     expect(openSegment('github', '{not json', new SharedVocabulary())).toBeNull();
+  });
+
+  it('ranks the tools of an app the task names above closer look-alikes of other apps', () => {
+    const { vocabulary, segments } = index({
+      alpha: [tool('send_message', 'POST', '/messages', 'Send a message', 'Sends a message to a channel.')],
+      beta: [tool('send_message', 'POST', '/messages', 'Send a message', 'Sends a message to a channel.')],
+      gamma: [tool('list_messages', 'GET', '/messages', 'List messages', 'Lists the messages of a channel.')],
+    });
+    const order = (text: string) => rank(vocabulary, segments, readQuery(text), 3).map((hit) => hit.appId);
+    expect(order('send a message to the channel')).toEqual(['alpha', 'beta', 'gamma']);
+    expect(order('send a message to the channel with gamma')).toEqual(['gamma', 'alpha', 'beta']);
+    // A word that most searched apps' names hold names none of them.
+    const messaging = [tool('send_message', 'POST', '/messages', 'Send a message')];
+    const shared = index({
+      'x-cloud': messaging,
+      'y-cloud': messaging,
+      'z-cloud': messaging,
+      'w-cloud': messaging,
+    });
+    const hits = rank(shared.vocabulary, shared.segments, readQuery('send a cloud message'), 4);
+    expect(new Set(hits.map((hit) => hit.score)).size).toBe(1);
+  });
+
+  it('finds a tool by a near spelling of a word no tool holds, never in place of a known word', () => {
+    const { vocabulary, segments } = index({
+      calendar: [
+        tool('colors_get', 'GET', '/colors', 'Get the colors'),
+        tool('calendars_get', 'GET', '/calendars/{id}', 'Get a calendar'),
+      ],
+    });
+    const hits = rank(vocabulary, segments, readQuery('get my calnedar'), 2);
+    expect(hits.map((hit) => hit.name)).toEqual(['calendars_get', 'colors_get']);
+    expect((hits[0]?.score ?? 0) > (hits[1]?.score ?? 0)).toBe(true);
+    // "colors" is a word tools hold: it is not read as a misspelling of anything.
+    expect(vocabulary.lookup(readQuery('colors')).map(({ weight }) => weight)).toEqual([1]);
+  });
+
+  it('knows one edit from two', () => {
+    expect(oneEdit('calender', 'calendar')).toBe(true);
+    expect(oneEdit('recieve', 'receive')).toBe(true);
+    expect(oneEdit('webhok', 'webhook')).toBe(true);
+    expect(oneEdit('webhooks', 'webhook')).toBe(true);
+    expect(oneEdit('webhook', 'webhook')).toBe(false);
+    expect(oneEdit('calendra', 'calendar')).toBe(true);
+    expect(oneEdit('calnedra', 'calendar')).toBe(false);
+    expect(oneEdit('hook', 'webhook')).toBe(false);
+  });
+
+  it('reads what the parameters’ descriptions say, below the tool’s own words', () => {
+    const withBody = (
+      name: string,
+      summary: string,
+      property: string,
+      description: string,
+    ): SearchableTool => ({
+      ...tool(name, 'POST', `/${name}`, summary),
+      parametersSchema: {
+        type: 'object',
+        properties: { body: { type: 'object', properties: { [property]: { type: 'string', description } } } },
+      },
+    });
+    const { vocabulary, segments } = index({
+      chat: [
+        withBody('chat_post', 'Post a message', 'text', 'The text of the message.'),
+        withBody('reactions_add', 'Adds a reaction to an item', 'name', 'Reaction (smiley) name.'),
+      ],
+    });
+    expect(rank(vocabulary, segments, readQuery('which smiley'), 2).map((hit) => hit.name)).toEqual([
+      'reactions_add',
+    ]);
+    expect(rank(vocabulary, segments, readQuery('a reaction'), 1)[0]?.score).toBeGreaterThan(
+      rank(vocabulary, segments, readQuery('smiley'), 1)[0]?.score ?? 1,
+    );
   });
 });
