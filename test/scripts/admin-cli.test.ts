@@ -103,7 +103,12 @@ describe('admin CLI', { timeout: 90_000 }, () => {
         'option --scopes needs a value',
       ].map((line) => [2, `toolgate admin: ${line}\nRun with --help for the commands.\n`]),
     );
-    // Commands get "did you mean" as options do, word by word; else the commands of the noun.
+    const noKey = await cli(['clients', 'list'], { TOOLGATE_URL: server.url });
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toContain('TOOLGATE_ADMIN_KEY');
+  });
+
+  it('a mistyped command names the likely one, as options do; else the commands of its noun', async () => {
     const commands = await Promise.all([
       run('client', 'list'),
       run('clients', 'lst'),
@@ -120,9 +125,6 @@ describe('admin CLI', { timeout: 90_000 }, () => {
         'unknown command "frobnicate now"',
       ].map((line) => [2, `toolgate admin: ${line}\nRun with --help for the commands.\n`]),
     );
-    const noKey = await cli(['clients', 'list'], { TOOLGATE_URL: server.url });
-    expect(noKey.code).toBe(2);
-    expect(noKey.stderr).toContain('TOOLGATE_ADMIN_KEY');
   });
 
   it('clients, redirect URIs and keys: create, list, revoke', async () => {
@@ -344,7 +346,9 @@ describe('admin CLI', { timeout: 90_000 }, () => {
     });
   });
 
-  it('a large registration: says it is sending, then counts the tools; --verbose lists them', async () => {
+  it('a large registration: says it is sending, then counts the tools; --verbose lists them', {
+    timeout: 180_000,
+  }, async () => {
     // 30 operations, one of them unservable, and a description that makes the file over 1 MiB.
     const paths: Record<string, unknown> = {};
     for (let i = 0; i < 30; i++) {
