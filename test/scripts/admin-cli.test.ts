@@ -28,7 +28,7 @@ function cli(args: string[], env: Record<string, string | undefined> = {}): Prom
     execFile(
       process.execPath,
       ['--import', TSX, path.join(ROOT, 'scripts/admin.ts'), ...args],
-      { cwd: ROOT, env: { ...base, ...env }, timeout: 30_000 },
+      { cwd: ROOT, env: { ...base, ...env }, timeout: 60_000 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
         resolve({ code, stdout, stderr });
@@ -38,7 +38,7 @@ function cli(args: string[], env: Record<string, string | undefined> = {}): Prom
 }
 
 // The CLI talks REST to a server whatever its database: one backend is enough.
-describe('admin CLI', { timeout: 90_000 }, () => {
+describe('admin CLI', { timeout: 180_000 }, () => {
   let server: TestServer;
   let upstream: Upstream;
   let dir: string;
