@@ -1,8 +1,9 @@
 // The upstream API of examples/pets.openapi.json, in memory: `node examples/pets-upstream.mjs`
-// listens on http://127.0.0.1:4010 (PORT to change it). No dependencies; for trying toolgate out.
+// listens on http://127.0.0.1:4010 (PETS_PORT to change it: PORT is toolgate's own). No
+// dependencies; for trying toolgate out.
 import { createServer } from 'node:http';
 
-const port = Number(process.env.PORT ?? 4010);
+const port = Number(process.env.PETS_PORT ?? 4010);
 const pets = [
   { id: 1, name: 'Rex', tag: 'dog' },
   { id: 2, name: 'Tom', tag: 'cat' },

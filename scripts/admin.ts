@@ -16,6 +16,11 @@ import {
   ToolgateAdmin,
 } from '../sdk/src/index.ts';
 
+/** Up to this many tools (or skipped operations) are listed one a line; more are counted (--verbose lists them). */
+const LISTED = 20;
+/** A document larger than this gets a line saying it is on its way, since the server takes seconds. */
+const ANNOUNCED_BYTES = 1024 * 1024;
+
 const USAGE = `Usage: npm run admin -- <command> [options]
 
 Clients and their redirect URIs
@@ -35,10 +40,11 @@ API keys
 
 Apps
   apps put <appId> --openapi <file.json|file.yaml> --provider <vendor.product>
-           [--base-url <url>] [--auth-json '<json>' | --auth-file <file.json>]
-                                         register or replace an app (auth defaults to {"type":"none"})
+           [--base-url <url>] [--auth-json '<json>' | --auth-file <file.json>] [--verbose]
+                                         register or replace an app (auth defaults to {"type":"none"});
+                                         more than ${LISTED} tools are counted, --verbose lists them
   apps list                              list the apps
-  apps get <appId>                       show one app (secrets are never shown)
+  apps get <appId> [--verbose]           show one app (secrets are never shown)
   apps delete <appId>                    delete an app and its users' grants
 
 Options
@@ -62,6 +68,7 @@ const OPTIONS = {
   'base-url': { type: 'string' },
   'auth-json': { type: 'string' },
   'auth-file': { type: 'string' },
+  verbose: { type: 'boolean' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -198,23 +205,29 @@ const COMMANDS: Record<string, Command> = {
   },
   'apps put': {
     args: ['appId'],
-    options: ['openapi', 'provider', 'base-url', 'auth-json', 'auth-file'],
+    options: ['openapi', 'provider', 'base-url', 'auth-json', 'auth-file', 'verbose'],
     run: async (admin, [appId], values) => {
       const r = await admin.putApp(appId as string, registration(values));
       if (!r.ok) return r;
-      return out(
-        { appId: r.appId, tools: r.tools, skipped: r.skipped },
-        `Registered app ${r.appId} with ${r.tools.length} tool${r.tools.length === 1 ? '' : 's'}` +
-          (r.tools.length ? `:\n${r.tools.map((t) => `  ${r.appId}:::${t}`).join('\n')}` : '.') +
-          // What the document has that is not a tool, so nothing goes missing silently.
-          (r.skipped.length
-            ? `\nSkipped ${r.skipped.length} operation${r.skipped.length === 1 ? '' : 's'}:\n${r.skipped
-                .map(
-                  (s) => `  ${s.method} ${s.path}${s.operationId ? ` (${s.operationId})` : ''}: ${s.reason}`,
-                )
-                .join('\n')}`
-            : ''),
-      );
+      // Long lists are counted unless --verbose: GitHub's document is 1,223 tools.
+      const listTools = values.verbose === true || r.tools.length <= LISTED;
+      const listSkipped = values.verbose === true || r.skipped.length <= LISTED;
+      const more = ' (--verbose lists them)';
+      const lines = [
+        `Registered app ${r.appId}: ${count(r.tools.length, 'tool')}${listTools ? '' : more}, ` +
+          `${r.skipped.length.toLocaleString('en-US')} skipped${listSkipped ? '' : more}.`,
+      ];
+      if (listTools) lines.push(...r.tools.map((t) => `  ${r.appId}:::${t}`));
+      // What the document has that is not a tool, so nothing goes missing silently.
+      if (listSkipped && r.skipped.length > 0) {
+        lines.push(
+          'Skipped:',
+          ...r.skipped.map(
+            (s) => `  ${s.method} ${s.path}${s.operationId ? ` (${s.operationId})` : ''}: ${s.reason}`,
+          ),
+        );
+      }
+      return out({ appId: r.appId, tools: r.tools, skipped: r.skipped }, lines.join('\n'));
     },
   },
   'apps list': {
@@ -235,10 +248,11 @@ const COMMANDS: Record<string, Command> = {
   },
   'apps get': {
     args: ['appId'],
-    run: async (admin, [appId]) => {
+    options: ['verbose'],
+    run: async (admin, [appId], values) => {
       const r = await admin.getApp(appId as string);
       if (!r.ok) return r;
-      return out(r.app, describeApp(r.app));
+      return out(r.app, describeApp(r.app, values.verbose === true));
     },
   },
   'apps delete': {
@@ -265,7 +279,12 @@ function table(header: string[], rows: string[][]): string {
   return [line(header), ...rows.map(line)].join('\n');
 }
 
-function describeApp(app: AppView): string {
+/** `1,223 tools`, `1 tool`. */
+function count(n: number, noun: string): string {
+  return `${n.toLocaleString('en-US')} ${noun}${n === 1 ? '' : 's'}`;
+}
+
+function describeApp(app: AppView, verbose: boolean): string {
   const lines = [
     `App ${app.appId}`,
     `  provider:  ${app.provider}`,
@@ -283,6 +302,13 @@ function describeApp(app: AppView): string {
       `  scopes:    ${app.auth.scopes.join(' ') || '(none)'}`,
     );
   }
+  if (!verbose && app.tools.length > LISTED) {
+    lines.push(
+      `  updated:   ${app.updatedAt}`,
+      `  tools:     ${count(app.tools.length, 'tool')} (--verbose lists them)`,
+    );
+    return lines.join('\n');
+  }
   lines.push(`  updated:   ${app.updatedAt}`, `  tools (${app.tools.length}):`);
   for (const tool of app.tools) lines.push(`    ${app.appId}:::${tool}`);
   return lines.join('\n');
@@ -296,6 +322,13 @@ function registration(values: Values): AppRegistration {
     throw new UsageError('give --auth-json or --auth-file, not both');
   }
   const text = readText(values.openapi, '--openapi');
+  const bytes = Buffer.byteLength(text);
+  if (bytes > ANNOUNCED_BYTES) {
+    // stderr: stdout stays the answer (--json); the server takes seconds over a large document.
+    process.stderr.write(
+      `Sending ${values.openapi} (${(bytes / 1024 / 1024).toFixed(1)} MB); the server reads it and compiles its tools, which takes a few seconds…\n`,
+    );
+  }
   // JSON is sent as the object it is; YAML as text, which the server parses (and reports on).
   const openapi =
     extname(values.openapi).toLowerCase() === '.json' ? parseJson(text, `--openapi ${values.openapi}`) : text;
@@ -337,7 +370,10 @@ function printFailure(failure: Failure | AuthTimeout, url: string, asJson: boole
   }
   const where = failure.error === 'network_error' ? ` (${url})` : '';
   const status = 'status' in failure ? ` ${failure.status}` : '';
-  process.stderr.write(`toolgate admin: ${failure.error}${status}: ${failureMessage(failure)}${where}\n`);
+  // Issues get a line each below the message (failureMessage would put them on its line).
+  const issues = 'body' in failure && 'issues' in failure.body;
+  const message = issues ? failure.body.message : failureMessage(failure);
+  process.stderr.write(`toolgate admin: ${failure.error}${status}: ${message}${where}\n`);
   if ('body' in failure && 'issues' in failure.body) {
     for (const issue of failure.body.issues) {
       process.stderr.write(`  ${issue.path === '' ? '(body)' : issue.path}: ${issue.message}\n`);
@@ -361,6 +397,28 @@ function parseProblem(error: unknown): string {
     return `option ${needsValue[2] ?? needsValue[1]} needs a value`;
   }
   return message;
+}
+
+/**
+ * An unknown command, said with the likely one, as for options: word by word (the noun, then its
+ * verb), so a typo in one word is not hidden by the other; else the commands of the noun.
+ */
+function unknownCommand(positionals: string[]): string {
+  const [noun = '', verb] = positionals;
+  const given = positionals.slice(0, 2).join(' ');
+  const names = Object.keys(COMMANDS);
+  const nouns = [...new Set(names.map((name) => name.split(' ')[0] as string))];
+  const knownNoun = nouns.includes(noun) ? noun : closest(noun, nouns);
+  if (!knownNoun) return `unknown command "${given}"`;
+  const verbs = names
+    .filter((name) => name.startsWith(`${knownNoun} `))
+    .map((name) => name.split(' ')[1] as string);
+  const knownVerb = verb === undefined ? undefined : verbs.includes(verb) ? verb : closest(verb, verbs);
+  if (knownVerb) return `unknown command "${given}"; did you mean "${knownNoun} ${knownVerb}"?`;
+  const list = verbs.map((v) => `${knownNoun} ${v}`).join(', ');
+  return verb === undefined && knownNoun === noun
+    ? `${noun} needs a command: ${list}`
+    : `unknown command "${given}"; the ${knownNoun} commands are ${list}`;
 }
 
 /** The known name nearest to `name` by edit distance, if it is near enough to be a typo. */
@@ -407,7 +465,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   const name = positionals.slice(0, 2).join(' ');
   const command = COMMANDS[name];
   try {
-    if (!command) throw new UsageError(`unknown command "${positionals.join(' ')}"`);
+    if (!command) throw new UsageError(unknownCommand(positionals));
     const args = positionals.slice(2);
     if (args.length !== command.args.length) {
       throw new UsageError(

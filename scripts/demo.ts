@@ -65,7 +65,11 @@ async function demo(report: Reporter, world: World): Promise<void> {
   world.provider = provider;
   const upstream = await startUpstream();
   world.upstream = upstream;
-  upstream.setTokenCheck((token) => provider.isAccessTokenValid(token));
+  // The upstream answers the profile of the token's holder, as a real API does: each user's own.
+  upstream.setTokenCheck(async (token) => {
+    const account = await provider.accountOf(token);
+    return account === undefined ? false : { account };
+  });
   const receiver = await startRedirectReceiver();
   world.receiver = receiver;
   const adminKey = randomBytes(24).toString('hex');

@@ -8,7 +8,7 @@ import { type Clock, systemClock } from './clock.ts';
 import { type Config, LIMITS } from './config.ts';
 import { createEnvelope, createKms } from './crypto/envelope.ts';
 import { countKmsCalls } from './crypto/kms/count-calls.ts';
-import { openDatabase } from './db/database.ts';
+import { type OpenOptions, openDatabase } from './db/database.ts';
 import type { AppDeps } from './deps.ts';
 import { createHttpServer } from './http/server.ts';
 import { IdempotencyService } from './idempotency/service.ts';
@@ -36,6 +36,8 @@ export interface App {
 export interface AppOptions {
   clock?: Clock;
   logger?: Logger;
+  /** Hears the slow steps of opening the database (creating it, migrating), e.g. to print them. */
+  onProgress?: OpenOptions['onProgress'];
 }
 
 /** Builds the whole service from a parsed config: database (migrated), dependencies, HTTP server. */
@@ -45,7 +47,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   // The KMS first: a bad key setting must stop start-up before anything is opened.
   const metrics = createMetrics();
   const envelope = createEnvelope({ kms: countKmsCalls(await createKms(config.kms), metrics) });
-  const db = await openDatabase(config.databaseUrl);
+  const db = await openDatabase(config.databaseUrl, { onProgress: options.onProgress });
   const apps = new AppRegistry(db.prisma, envelope, clock, logger);
   const deps: AppDeps = {
     config,

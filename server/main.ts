@@ -1,9 +1,11 @@
 import { createServer, type Server } from 'node:net';
+import path from 'node:path';
 import { ensureAdminKey, type FirstAdminKey } from './admin/api-keys.ts';
 import type { App } from './app.ts';
 import { createApp } from './app.ts';
 import { type Config, defaultPublicUrl, loadConfig } from './config.ts';
 import { KmsConfigError } from './crypto/kms/kms.ts';
+import type { OpenProgress } from './db/database.ts';
 import { createLogger } from './logger.ts';
 
 /**
@@ -45,6 +47,17 @@ function reservePort(config: Config): Promise<Server> {
   });
 }
 
+/** The slow steps of a start, said while they run (a first start is silent for seconds otherwise). */
+function describeProgress(progress: OpenProgress): string {
+  if (progress.step === 'creating') {
+    const relative = path.relative(process.cwd(), progress.dataDir);
+    const where = relative && !relative.startsWith('..') ? `./${relative}` : progress.dataDir;
+    return `creating the embedded database in ${where} (first start only, a few seconds)…`;
+  }
+  const count = progress.migrations.length;
+  return `migrating the database: ${count} migration${count === 1 ? '' : 's'} to apply…`;
+}
+
 const WILDCARD_HOSTS = new Set(['0.0.0.0', '[::]']);
 
 async function main(): Promise<void> {
@@ -81,7 +94,7 @@ async function main(): Promise<void> {
   if (stopping) process.exit(0);
 
   try {
-    app = await createApp(config, { logger });
+    app = await createApp(config, { logger, onProgress: (progress) => say(describeProgress(progress)) });
   } catch (error) {
     port.close();
     // A KMS message names the setting (e.g. a KEK file of the wrong size or mode); otherwise the

@@ -26,6 +26,11 @@ export type ProcedureMeta = OpenApiMeta<{
   direct?: (ctx: Context, input: unknown) => Promise<unknown>;
   /** The request body shown as an example in /openapi.json. */
   example?: unknown;
+  /**
+   * The 200 body shown as an example in /openapi.json (else Swagger UI invents one from the schema:
+   * `"data": "string"`); real values, held to what the example app answers by test/http/docs.test.ts.
+   */
+  successExample?: unknown;
   /** Headers of the 200 answer beyond X-Request-Id, as OpenAPI header objects. */
   successHeaders?: Record<string, unknown>;
 }>;

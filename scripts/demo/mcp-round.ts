@@ -82,8 +82,14 @@ export async function mcpRound(report: Reporter, options: McpRoundOptions): Prom
     report.check(!result.isError, `the call failed: ${JSON.stringify(result.structuredContent)}`);
     report.check(elicitations === 1, `expected one URL elicitation, got ${elicitations}`);
     report.check(ran === 1, `the upstream should have run exactly once, ran ${ran} times`);
-    const envelope = result.structuredContent as { data: unknown; meta: { duration_ms: number } };
+    const envelope = result.structuredContent as { data: { id?: unknown }; meta: { duration_ms: number } };
     report.ok(`← result ${JSON.stringify(envelope.data)} (structuredContent + text); the upstream ran once`);
+    // Isolation: the upstream answers by the token toolgate sent, and each user's grant is their own.
+    report.check(
+      envelope.data?.id === userId,
+      `user "${userId}" received the profile of "${String(envelope.data?.id)}"`,
+    );
+    report.ok(`"${userId}" got their own profile, never another user's: toolgate sent ${userId}'s token`);
   } finally {
     await client.close();
   }

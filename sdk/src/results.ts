@@ -112,13 +112,28 @@ export function isApiError<C extends ErrorCode = ErrorCode>(
   return codes.length === 0 || (codes as string[]).includes(result.error);
 }
 
+/** At most this many issues are spelled out by {@link failureMessage}; the rest are counted. */
+const SHOWN_ISSUES = 5;
+
 /**
- * One human sentence for any failure: the contract's `message` for a contract error, the SDK's
- * own otherwise.
+ * One human sentence for any failure: the contract's `message` for a contract error — with what
+ * is wrong where, from its `issues`, for `invalid_parameters` and `invalid_request` — and the
+ * SDK's own otherwise.
  *
  * @example
  * if (!result.ok) console.error(`${result.error}: ${failureMessage(result)}`);
+ * // invalid_parameters: The parameters do not match the tool (/petId: Must be an integer).
  */
 export function failureMessage(failure: Failure | AuthTimeout): string {
-  return 'body' in failure ? failure.body.message : failure.message;
+  if (!('body' in failure)) return failure.message;
+  const body: ErrorBody = failure.body;
+  if (!('issues' in body) || body.issues.length === 0) return body.message;
+  const shown = body.issues
+    .slice(0, SHOWN_ISSUES)
+    .map((issue) => `${issue.path === '' ? '(body)' : issue.path}: ${withoutPeriod(issue.message)}`);
+  const more = body.issues.length - shown.length;
+  if (more > 0) shown.push(`${more} more`);
+  return `${withoutPeriod(body.message)} (${shown.join('; ')}).`;
 }
+
+const withoutPeriod = (sentence: string) => sentence.replace(/\.$/, '');

@@ -16,6 +16,13 @@ export function executeScopeFor(appId: string): string {
   return `${APP_EXECUTE_PREFIX}${appId}`;
 }
 
+/** Every scope an API key can hold, as a person writes them (the per-app form with its placeholder). */
+export const SCOPE_FORMS: readonly string[] = [
+  SCOPE.toolsExecute,
+  `${APP_EXECUTE_PREFIX}<appId>`,
+  ...Object.values(SCOPE).filter((scope) => scope !== SCOPE.toolsExecute),
+];
+
 export function isKnownScope(scope: string): boolean {
   if ((Object.values(SCOPE) as string[]).includes(scope)) return true;
   return scope.startsWith(APP_EXECUTE_PREFIX) && ID_PATTERN.test(scope.slice(APP_EXECUTE_PREFIX.length));

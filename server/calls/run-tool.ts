@@ -4,6 +4,7 @@ import type { Credentials } from '../catalog/request.ts';
 import { err, ok, type Result } from '../result.ts';
 import { Redactor } from './redact.ts';
 import type { ToolCall } from './tool-call.ts';
+import { unreachableCause, unreachableMessage } from './unreachable.ts';
 import { callUpstream, toData } from './upstream.ts';
 
 const BACKSLASH = 0x5c;
@@ -51,9 +52,11 @@ export async function runTool(call: ToolCall, credentials: Credentials): Promise
         );
       case 'upstream_timeout':
         return err(apiError('upstream_timeout', 'The upstream did not answer in time.'));
-      case 'upstream_unreachable':
+      case 'upstream_unreachable': {
         report.cause = failure.cause;
-        return err(apiError('upstream_unreachable', 'The upstream could not be reached.'));
+        const cause = unreachableCause(failure.cause);
+        return err(apiError('upstream_unreachable', unreachableMessage('The upstream', cause), { cause }));
+      }
       case 'upstream_too_large':
         return err(
           apiError('upstream_too_large', `The upstream answered more than ${failure.limit} bytes.`, {

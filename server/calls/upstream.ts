@@ -4,6 +4,7 @@ import type { UpstreamRequest } from '../catalog/request.ts';
 import { LIMITS } from '../config.ts';
 import { excerpt } from '../excerpt.ts';
 import { err, ok, type Result } from '../result.ts';
+import { failureCode } from './unreachable.ts';
 
 /** A 2xx answer of the upstream, its body read whole. */
 export interface UpstreamAnswer {
@@ -16,7 +17,7 @@ export interface UpstreamAnswer {
 export type UpstreamFailure =
   | { kind: 'upstream_error'; status: number; body: string }
   | { kind: 'upstream_too_large'; limit: number }
-  /** `cause`: ECONNREFUSED, ENOTFOUND, … for the log (the answer's body stays the contract's). */
+  /** `cause`: the failure's code (ECONNREFUSED, ERR_SSL_…) for the log; the answer gets its kind. */
   | { kind: 'upstream_unreachable'; cause: string }
   | { kind: 'upstream_timeout' };
 
@@ -79,7 +80,7 @@ export async function callUpstream(
       });
       if (!answer.ok) {
         if (timedOut) return err({ kind: 'upstream_timeout' });
-        return err({ kind: 'upstream_unreachable', cause: causeOf(answer.error) });
+        return err({ kind: 'upstream_unreachable', cause: failureCode(answer.error) });
       }
       const { status, location } = answer.value;
       if (location !== undefined) {
@@ -249,17 +250,6 @@ function withoutBodyHeaders(headers: UpstreamRequest['headers']): UpstreamReques
   return Object.fromEntries(
     Object.entries(headers).filter(([name]) => !/^content-(type|length|encoding)$/i.test(name)),
   ) as UpstreamRequest['headers'];
-}
-
-/** The system or TLS error code behind a failed connection (undici nests it as `cause`). */
-function causeOf(error: unknown): string {
-  type Failure = { code?: unknown; cause?: unknown; name?: unknown } | undefined;
-  let e = error as Failure;
-  for (let depth = 0; e && depth < 4; depth++, e = e.cause as Failure) {
-    if (typeof e.code === 'string' && !e.code.startsWith('UND_ERR_')) return e.code;
-  }
-  const { code, name } = (error ?? {}) as { code?: unknown; name?: unknown };
-  return typeof code === 'string' ? code : typeof name === 'string' ? name : 'unknown';
 }
 
 /** A `.` or `..` segment, also with a `;` parameter, which some servers drop (`..;/`). */

@@ -27,6 +27,18 @@ export class DatabaseUrlError extends Error {
   override name = 'DatabaseUrlError';
 }
 
+/**
+ * What opening the database is doing, for the operator (`npm start` prints it): the first start
+ * creates an embedded database (initdb, seconds) and every start with new migrations applies them.
+ */
+export type OpenProgress =
+  | { step: 'creating'; dataDir: string }
+  | { step: 'migrating'; migrations: string[] };
+
+export interface OpenOptions {
+  onProgress?: (progress: OpenProgress) => void;
+}
+
 /** How long openDatabase waits for another process (e.g. a Prisma CLI run) to let go of a PGlite folder. */
 const PGLITE_LOCK_WAIT_MS = 5_000;
 
@@ -57,16 +69,25 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
  * Opens the database, applies pending migrations, and returns the Prisma client over it. Each
  * driver is loaded only when chosen: start-up does not pay for the one it does not use.
  */
-export async function openDatabase(url: string): Promise<Database> {
+export async function openDatabase(url: string, options: OpenOptions = {}): Promise<Database> {
   const target = parseDatabaseUrl(url);
-  return target.kind === 'pglite' ? openPglite(target.dataDir) : openPostgres(target.url);
+  const onPending = (migrations: string[]) => options.onProgress?.({ step: 'migrating', migrations });
+  return target.kind === 'pglite'
+    ? openPglite(target.dataDir, options, onPending)
+    : openPostgres(target.url, onPending);
 }
 
-async function openPglite(dataDir: string | undefined): Promise<Database> {
+async function openPglite(
+  dataDir: string | undefined,
+  options: OpenOptions,
+  onPending: (migrations: string[]) => void,
+): Promise<Database> {
   let release = () => {};
   if (dataDir) {
     mkdirSync(dataDir, { recursive: true });
     release = await lockPgliteDir(dataDir, { waitMs: PGLITE_LOCK_WAIT_MS });
+    // PG_VERSION is written by initdb: without it PGlite creates the database now.
+    if (!existsSync(path.join(dataDir, 'PG_VERSION'))) options.onProgress?.({ step: 'creating', dataDir });
   }
   const [{ PGlite }, { PrismaPGlite }] = await Promise.all([
     import('@electric-sql/pglite'),
@@ -86,7 +107,7 @@ async function openPglite(dataDir: string | undefined): Promise<Database> {
     },
   };
   try {
-    await applyMigrations(session);
+    await applyMigrations(session, undefined, onPending);
   } catch (error) {
     await db.close().catch(() => {});
     release();
@@ -110,7 +131,7 @@ function pgliteOpenError(dataDir: string | undefined, cause: unknown): Error {
   return new Error(`cannot open PGlite database ${dataDir ?? 'in memory'}${hint}`, { cause });
 }
 
-async function openPostgres(url: string): Promise<Database> {
+async function openPostgres(url: string, onPending: (migrations: string[]) => void): Promise<Database> {
   const [{ default: pg }, { PrismaPg }] = await Promise.all([import('pg'), import('@prisma/adapter-pg')]);
   const pool = new pg.Pool({ connectionString: url });
   // An idle client losing its connection must not crash the process; the pool replaces it.
@@ -118,13 +139,17 @@ async function openPostgres(url: string): Promise<Database> {
   try {
     const client = await pool.connect();
     try {
-      await applyMigrations({
-        query: async <Row>(sql: string, params?: unknown[]) =>
-          (await client.query(sql, params)).rows as Row[],
-        exec: async (script) => {
-          await client.query(script);
+      await applyMigrations(
+        {
+          query: async <Row>(sql: string, params?: unknown[]) =>
+            (await client.query(sql, params)).rows as Row[],
+          exec: async (script) => {
+            await client.query(script);
+          },
         },
-      });
+        undefined,
+        onPending,
+      );
     } finally {
       client.release();
     }

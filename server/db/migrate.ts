@@ -89,10 +89,14 @@ interface MigrationRow {
   rolled_back_at: Date | string | null;
 }
 
-/** Applies every migration not yet applied. Applying twice is a no-op. */
+/**
+ * Applies every migration not yet applied. Applying twice is a no-op. `onPending` hears the names
+ * about to be applied (under the lock, before the first), so a start can say why it waits.
+ */
 export async function applyMigrations(
   session: MigrationSession,
   migrations?: Migration[],
+  onPending?: (names: string[]) => void,
 ): Promise<MigrateResult> {
   const all = migrations ?? (await readMigrations());
   await session.query('SELECT pg_advisory_lock($1)', [PRISMA_ADVISORY_LOCK_KEY]);
@@ -109,9 +113,10 @@ export async function applyMigrations(
       );
     }
     const done = new Set(rows.filter((r) => r.rolled_back_at === null).map((r) => r.migration_name));
+    const pending = all.filter((migration) => !done.has(migration.name));
+    if (pending.length > 0) onPending?.(pending.map((migration) => migration.name));
     const applied: string[] = [];
-    for (const migration of all) {
-      if (done.has(migration.name)) continue;
+    for (const migration of pending) {
       await applyOne(session, migration);
       applied.push(migration.name);
     }

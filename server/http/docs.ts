@@ -11,18 +11,27 @@ import path from 'node:path';
 export const DOCS_PATH = '/docs';
 export const DOCS_ASSETS_PATH = '/docs/assets/{file}';
 
-/** Our start-up script for the page (a file, not inline, for the CSP). */
-const INIT_SCRIPT = `window.ui = SwaggerUIBundle({
-  url: 'openapi.json',
-  dom_id: '#swagger-ui',
-  deepLinking: true,
-  docExpansion: 'list',
-  defaultModelsExpandDepth: 0,
-  displayRequestDuration: true,
-  filter: true,
-  persistAuthorization: false,
-  validatorUrl: null,
-});
+/**
+ * Our start-up script for the page (a file, not inline, for the CSP). "Try it out" calls the server
+ * the page was loaded from — the only origin the CSP lets it reach — whatever PUBLIC_URL names in
+ * the document (another host name for the same server, or a port the server chose itself).
+ */
+const INIT_SCRIPT = `fetch('openapi.json')
+  .then((response) => response.json())
+  .then((spec) => {
+    spec.servers = [{ url: new URL('.', location.href).href.replace(/\\/$/, ''), description: 'this server' }];
+    window.ui = SwaggerUIBundle({
+      spec,
+      dom_id: '#swagger-ui',
+      deepLinking: true,
+      docExpansion: 'list',
+      defaultModelsExpandDepth: 0,
+      displayRequestDuration: true,
+      filter: true,
+      persistAuthorization: false,
+      validatorUrl: null,
+    });
+  });
 `;
 
 const TYPES: Record<string, string> = {

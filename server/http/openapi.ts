@@ -8,6 +8,8 @@ import { collectRoutes } from './rest.ts';
 type SchemaObject = NonNullable<NonNullable<OpenAPIObject['components']>['schemas']>[string];
 type Operation = {
   tags?: string[];
+  parameters?: { in: string; name: string }[];
+  security?: Record<string, string[]>[];
   description?: string;
   responses?: Record<string, unknown>;
   requestBody?: { content?: Record<string, Record<string, unknown>> };
@@ -24,7 +26,7 @@ const ERRORS: Record<ErrorCode, { when: string; example: ErrorBody }> = {
   invalid_parameters: {
     when: "`parameters` fail the tool's schema (from its OpenAPI operation); `issues[].path` points into `parameters`",
     example: apiError('invalid_parameters', 'The parameters do not match the tool.', {
-      tool_id: 'petstore:::getPetById',
+      tool_id: 'pets:::getPetById',
       issues: [{ path: '/petId', message: 'must be integer' }],
     }),
   },
@@ -53,18 +55,18 @@ const ERRORS: Record<ErrorCode, { when: string; example: ErrorBody }> = {
   },
   rbac_denied: {
     when: "the key lacks a scope (`scope` names the narrowest one that would allow the call), or the user's grant lacks a provider scope the tool declares",
-    example: apiError('rbac_denied', 'The API key lacks the scope tools:execute:petstore.', {
+    example: apiError('rbac_denied', 'The API key lacks the scope tools:execute:pets.', {
       reason: 'scope_missing',
-      scope: 'tools:execute:petstore',
+      scope: 'tools:execute:pets',
     }),
   },
   tool_not_found: {
     when: 'the app or the tool is unknown (also a non-composite toolId without X-Service-App-Id)',
-    example: apiError('tool_not_found', 'No tool petstore:::getPet.', { tool_id: 'petstore:::getPet' }),
+    example: apiError('tool_not_found', 'No tool pets:::getPet.', { tool_id: 'pets:::getPet' }),
   },
   app_not_found: {
     when: 'no app has this id',
-    example: apiError('app_not_found', 'No app petstore is registered.', { app_id: 'petstore' }),
+    example: apiError('app_not_found', 'No app pets is registered.', { app_id: 'pets' }),
   },
   not_found: {
     when: 'an unknown path or record (client, key, connection)',
@@ -106,8 +108,14 @@ const ERRORS: Record<ErrorCode, { when: string; example: ErrorBody }> = {
     }),
   },
   upstream_unreachable: {
-    when: 'the upstream could not be reached: connection refused, DNS or TLS failure',
-    example: apiError('upstream_unreachable', 'The upstream could not be reached.'),
+    when: 'the upstream (or its token endpoint) could not be reached: connection refused, DNS or TLS failure; `cause` names which (`ECONNREFUSED`, `ECONNRESET`, `ENOTFOUND`, `EAI_AGAIN`, `EHOSTUNREACH`, `ENETUNREACH`, `ETIMEDOUT`, `tls` or `other`)',
+    example: apiError(
+      'upstream_unreachable',
+      'The upstream could not be reached: the connection was refused.',
+      {
+        cause: 'ECONNREFUSED',
+      },
+    ),
   },
   upstream_too_large: {
     when: 'a successful upstream body is larger than MAX_UPSTREAM_BODY_BYTES',
@@ -195,7 +203,7 @@ const ERROR_SCHEMA: SchemaObject = {
   description:
     'Every error: `{ ok: false, error, message, ...extra }`. The extra fields depend on `error` ' +
     '(`tool_id`, `app_id`, `auth_endpoint`, `reauth_required`, `reason`, `scope`, `limit`, ' +
-    '`retry_after`, `upstream_status`, `upstream_body`): see the examples of each status.',
+    '`retry_after`, `upstream_status`, `upstream_body`, `cause`): see the examples of each status.',
 };
 
 const TAGS = [
@@ -224,6 +232,28 @@ const DESCRIPTION = `Run any upstream API operation as a tool for AI agents, on 
 **Other surfaces.** \`POST ${MCP_PATH}\` serves the same tools to Model Context Protocol clients (Streamable HTTP, stateless, same headers). \`/trpc/*\` serves every procedure below over tRPC. \`GET /healthz\`, \`GET /readyz\`, \`GET /metrics\` (Prometheus) are for operators.`;
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
+
+const CLIENT_ID_SCHEME = 'ClientId';
+const CLIENT_ID_HEADER = 'X-Service-Client-Id';
+
+/**
+ * The client id as a security scheme beside the bearer key rather than a header parameter of each
+ * agent operation: Swagger UI's Authorize then takes both once, and "Try it out" sends both.
+ */
+function clientIdAsSecurity(operation: Operation): void {
+  if (!operation.security) return; // a public route
+  const parameters = operation.parameters ?? [];
+  const clientId = parameters.findIndex(
+    (p) => p.in === 'header' && p.name.toLowerCase() === CLIENT_ID_HEADER.toLowerCase(),
+  );
+  // The generator lists every scheme as an alternative; the key is always needed, the id on agent routes.
+  if (clientId === -1) {
+    operation.security = [{ Authorization: [] }];
+    return;
+  }
+  operation.parameters = parameters.filter((_, index) => index !== clientId);
+  operation.security = [{ Authorization: [], [CLIENT_ID_SCHEME]: [] }];
+}
 
 /** A route that is not a procedure, with the OpenAPI operation it carries (route-table.ts). */
 export interface DescribedRoute {
@@ -255,6 +285,12 @@ export async function buildOpenApiDocument(
         scheme: 'bearer',
         description: 'An API key (`tg_key_…`); admin routes need one with scope `admin`.',
       },
+      [CLIENT_ID_SCHEME]: {
+        type: 'apiKey',
+        in: 'header',
+        name: CLIENT_ID_HEADER,
+        description: 'The public id of the client the API key was issued to (`cli_…`); agent routes need it.',
+      },
     },
   });
   document.tags = TAGS;
@@ -269,8 +305,13 @@ export async function buildOpenApiDocument(
       const operation = (item as Record<string, Operation | undefined>)[method];
       if (!operation) continue;
       const meta = metas.get(`${method.toUpperCase()} ${path}`);
-      const success = operation.responses?.['200'] as { headers?: Record<string, unknown> } | undefined;
+      const success = operation.responses?.['200'] as
+        | { headers?: Record<string, unknown>; content?: Record<string, Record<string, unknown>> }
+        | undefined;
       if (success) success.headers = { 'X-Request-Id': REQUEST_ID_HEADER, ...meta?.successHeaders };
+      const successJson = success?.content?.['application/json'];
+      if (meta?.successExample !== undefined && successJson) successJson.example = meta.successExample;
+      clientIdAsSecurity(operation);
       operation.responses = {
         ...(success ? { '200': success } : {}),
         ...errorResponses(operationErrors(method.toUpperCase(), meta?.errors)),

@@ -1,4 +1,5 @@
 import { apiError, type ErrorBody } from '../../shared/errors.ts';
+import { unreachableCause, unreachableMessage } from '../calls/unreachable.ts';
 import type { AppDeps } from '../deps.ts';
 import { err, ok, type Result } from '../result.ts';
 import { expiresSoon, findGrant, type GrantKey, openTokens } from './grants.ts';
@@ -64,8 +65,12 @@ function fromRefresh(outcome: RefreshOutcome, appId: string, needed: readonly st
           upstream_body: failure.body,
         }),
       );
-    case 'upstream_unreachable':
-      return err(apiError('upstream_unreachable', 'The token endpoint could not be reached.'));
+    case 'upstream_unreachable': {
+      const cause = unreachableCause(failure.cause);
+      return err(
+        apiError('upstream_unreachable', unreachableMessage('The token endpoint', cause), { cause }),
+      );
+    }
     case 'upstream_timeout':
       return err(apiError('upstream_timeout', 'The token endpoint did not answer in time.'));
   }

@@ -2,6 +2,7 @@ import * as oidc from 'openid-client';
 import type { PublicAuth } from '../../shared/schemas/apps.ts';
 import type { LoadedApp } from '../apps/registry.ts';
 import { Redactor } from '../calls/redact.ts';
+import { failureCode } from '../calls/unreachable.ts';
 import { excerpt } from '../excerpt.ts';
 import { err, ok, type Result } from '../result.ts';
 
@@ -25,7 +26,8 @@ export function isOAuthApp(app: LoadedApp): app is OAuthApp {
 export type ProviderFailure =
   | { kind: 'oauth_error'; error: string; status: number; body: string }
   | { kind: 'http_error'; status: number; body: string }
-  | { kind: 'unreachable' }
+  /** `code`: the connection failure's code (calls/unreachable.ts `failureCode`). */
+  | { kind: 'unreachable'; code: string }
   | { kind: 'timeout' };
 
 export type ProviderOutcome<T> = Result<T, ProviderFailure>;
@@ -94,8 +96,12 @@ export async function callProvider<T>(
   const signal = AbortSignal.timeout(timeoutMs);
   const clientSecret = await app.secret();
   let answered: { status: number; body: string } | undefined;
+  let failed: unknown;
   const fetchImpl: oidc.CustomFetch = async (url, options) => {
-    const response = await fetch(url, { ...options, signal } as RequestInit);
+    const response = await fetch(url, { ...options, signal } as RequestInit).catch((error: unknown) => {
+      failed = error;
+      throw error;
+    });
     const bytes = Buffer.from(await response.arrayBuffer());
     // The body may become a 502's `upstream_body`: nothing we just sent may come back in it.
     const written = new Redactor(writtenSecrets(options, clientSecret));
@@ -113,7 +119,9 @@ export async function callProvider<T>(
   try {
     return ok(await request(config));
   } catch (error) {
-    if (!answered) return err({ kind: signal.aborted ? 'timeout' : 'unreachable' });
+    if (!answered) {
+      return err(signal.aborted ? { kind: 'timeout' } : { kind: 'unreachable', code: failureCode(failed) });
+    }
     const { status, body } = answered;
     if (error instanceof oidc.ResponseBodyError && status >= 400 && status < 500) {
       return err({ kind: 'oauth_error', error: error.error, status, body });

@@ -9,7 +9,9 @@ export type RefreshFailure =
   | { kind: 'reauth_required' }
   /** The token endpoint answered something other than tokens (status and body are its own). */
   | { kind: 'upstream_error'; status: number; body: string }
-  | { kind: 'upstream_unreachable' | 'upstream_timeout' };
+  /** `cause`: the connection failure's code, for the log and the answer's `cause`. */
+  | { kind: 'upstream_unreachable'; cause: string }
+  | { kind: 'upstream_timeout' };
 
 /** What a refresh answers (oauth/refresh.ts); apart, so AppDeps can name the flights without a cycle. */
 export type RefreshOutcome = Result<{ accessToken: string; scopes: string[] }, RefreshFailure>;

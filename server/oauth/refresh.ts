@@ -211,6 +211,7 @@ async function lockedRefresh(
             failure: failure.kind,
             ...(failure.kind === 'oauth_error' ? { oauthError: failure.error } : {}),
             ...('status' in failure ? { status: failure.status } : {}),
+            ...(failure.kind === 'unreachable' ? { cause: failure.code } : {}),
           },
           'oauth refresh failed',
         );
@@ -224,7 +225,7 @@ async function lockedRefresh(
           case 'http_error':
             return err({ kind: 'upstream_error', status: failure.status, body: failure.body });
           case 'unreachable':
-            return err({ kind: 'upstream_unreachable' });
+            return err({ kind: 'upstream_unreachable', cause: failure.code });
           case 'timeout':
             return err({ kind: 'upstream_timeout' });
         }

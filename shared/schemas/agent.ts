@@ -12,7 +12,7 @@ export type ProxyInput = z.infer<typeof proxyInput>;
 export const proxyOutput = z.object({
   ok: z.literal(true),
   data: z.unknown(),
-  meta: z.object({ tool_id: z.string(), duration_ms: z.number().int(), provider: z.string() }),
+  meta: z.object({ tool_id: z.string(), duration_ms: z.number().int().nonnegative(), provider: z.string() }),
 });
 export type ProxySuccess = z.infer<typeof proxyOutput>;
 

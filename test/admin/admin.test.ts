@@ -151,7 +151,9 @@ describeBackends('admin procedures', (backend) => {
       expect(JSON.stringify(row)).not.toContain(reply.body.apiKey.slice(28));
     });
 
-    it('rejects unknown scopes with their pointers', async () => {
+    it('rejects unknown scopes with their pointers, listing the valid ones', async () => {
+      const SCOPES =
+        'the scopes are tools:execute, tools:execute:<appId>, oauth:initiate, connections:read, connections:write, admin.';
       const clientId = (await admin('POST', '/admin/clients', { name: 'bad scopes' })).body.clientId;
       const reply = await admin('POST', `/admin/clients/${clientId}/api-keys`, {
         scopes: ['tools:execute', 'root', 'tools:execute:'],
@@ -162,8 +164,8 @@ describeBackends('admin procedures', (backend) => {
         error: 'invalid_request',
         message: 'Some scopes are not known.',
         issues: [
-          { path: '/scopes/1', message: 'Unknown scope "root".' },
-          { path: '/scopes/2', message: 'Unknown scope "tools:execute:".' },
+          { path: '/scopes/1', message: `Unknown scope "root"; ${SCOPES}` },
+          { path: '/scopes/2', message: `Unknown scope "tools:execute:"; ${SCOPES}` },
         ],
       });
     });

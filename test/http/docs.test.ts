@@ -2,6 +2,8 @@ import { existsSync } from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_STATUS } from '../../shared/errors.ts';
+import { type Agent, asAgent, provisionAgent, registerApp } from '../support/agent.ts';
+import { type PetsExample, petsRegistration, startPetsExample } from '../support/pets-example.ts';
 import { call, startServer, type TestServer } from '../support/server.ts';
 
 /** /openapi.json tells every status of every route; /docs renders it offline in a real browser. */
@@ -9,10 +11,18 @@ import { call, startServer, type TestServer } from '../support/server.ts';
 const CHROMIUM = '/usr/bin/chromium';
 
 let server: TestServer;
+let pets: PetsExample;
+let agent: Agent;
 beforeAll(async () => {
-  server = await startServer('pglite');
+  [server, pets] = await Promise.all([startServer('pglite'), startPetsExample()]);
+  // The repository's example app, which the document's examples are about.
+  await registerApp(server, 'pets', petsRegistration(pets));
+  agent = await provisionAgent(server, ['tools:execute']);
 });
-afterAll(async () => server?.close());
+afterAll(async () => {
+  await server?.close();
+  await pets?.close();
+});
 
 // biome-ignore lint/suspicious/noExplicitAny: the document is read as plain JSON.
 type Json = any;
@@ -64,10 +74,24 @@ describe('/openapi.json', () => {
       'upstream_too_large',
     ]);
     expect(responses['429'].headers['Retry-After']).toBeDefined();
-    expect(document.paths['/proxyV2'].post.requestBody.content['application/json'].example).toEqual({
-      toolId: 'petstore:::getPetById',
-      parameters: { petId: 1 },
-    });
+  });
+
+  it("shows /proxyV2's request and 200 answer as the example app really runs them", async () => {
+    const operation = document.paths['/proxyV2'].post;
+    const request = operation.requestBody.content['application/json'].example;
+    expect(request).toEqual({ toolId: 'pets:::getPetById', parameters: { petId: 1 } });
+    const example = operation.responses['200'].content['application/json'].example;
+    const real = await call(server.url, 'POST', '/proxyV2', { ...asAgent(agent), body: request });
+    expect(real.status).toBe(200);
+    expect(example).toEqual({ ...real.body, meta: { ...real.body.meta, duration_ms: 12 } });
+    // No schema-made placeholders: a duration is never negative.
+    expect(
+      operation.responses['200'].content['application/json'].schema.properties.meta.properties.duration_ms
+        .minimum,
+    ).toBe(0);
+    for (const [path, item] of Object.entries<Json>(document.paths)) {
+      expect(JSON.stringify(item), path).not.toMatch(/petstore|-9007199254740991/);
+    }
   });
 
   it('gives every error example the status of its code, on every operation', () => {
@@ -113,6 +137,25 @@ describe('/openapi.json', () => {
       type: 'http',
       scheme: 'bearer',
     });
+    // The client id is a scheme of its own, so Swagger UI's Authorize takes it once for every call.
+    expect(document.components.securitySchemes.ClientId).toMatchObject({
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-Service-Client-Id',
+    });
+    for (const [path, method] of [
+      ['/tools', 'get'],
+      ['/proxyV2', 'post'],
+      ['/initiateOAuth', 'post'],
+      ['/connections', 'get'],
+      ['/connections/{appId}', 'delete'],
+    ]) {
+      const operation = document.paths[path as string][method as string];
+      expect(operation.security, path).toEqual([{ Authorization: [], ClientId: [] }]);
+      const headers = (operation.parameters ?? []).map((p: Json) => p.name.toLowerCase());
+      expect(headers, path).not.toContain('x-service-client-id');
+    }
+    expect(document.paths['/admin/clients'].get.security).toEqual([{ Authorization: [] }]);
     expect(document.paths['/tools'].get.tags).toEqual(['agent']);
     expect(document.paths['/admin/clients/{clientId}/api-keys'].get.tags).toEqual(['admin']);
     expect(document.paths['/mcp'].post.tags).toEqual(['operations']);
@@ -195,6 +238,39 @@ describe('/docs', () => {
       );
       expect(problems).toEqual([]);
       expect(foreign).toEqual([]);
+      await page.close();
+    });
+
+    it('Authorize takes the API key and the client id, and "Try it out" lists the tools with them', async () => {
+      const page = await browser.newPage();
+      await page.goto(`${server.url}/docs`);
+      await page.locator('.auth-wrapper .authorize').click();
+      const dialog = page.locator('.dialog-ux .modal-ux');
+      const bearer = dialog.locator('.auth-container').filter({ hasText: 'Authorization' });
+      const clientId = dialog.locator('.auth-container').filter({ hasText: 'X-Service-Client-Id' });
+      await bearer.locator('input').fill(agent.apiKey);
+      await bearer.locator('button.authorize').click();
+      await clientId.locator('input').fill(agent.clientId);
+      await clientId.locator('button.authorize').click();
+      // Each scheme, once applied, offers to remove it instead.
+      expect(await dialog.getByRole('button', { name: 'Remove authorization' }).count()).toBe(2);
+      await dialog.locator('button.close-modal').click();
+
+      const tools = page.locator('#operations-agent-tools-list');
+      await tools.locator('.opblock-summary').click();
+      await tools.locator('.try-out__btn').click();
+      await tools.locator('button.execute').click();
+      const answer = tools.locator('.live-responses-table .response .response-col_status').first();
+      await answer.waitFor();
+      // The server the page came from, not PUBLIC_URL (here http://127.0.0.1:0, the port chosen at start).
+      expect(await tools.locator('.request-url pre').innerText()).toBe(`${server.url}/tools`);
+      expect((await answer.innerText()).trim()).toBe('200');
+      const body = JSON.parse(await tools.locator('.live-responses-table .microlight').first().innerText());
+      expect(body.tools.map((tool: Json) => tool.toolId)).toEqual([
+        'pets:::listPets',
+        'pets:::addPet',
+        'pets:::getPetById',
+      ]);
       await page.close();
     });
   });

@@ -190,8 +190,9 @@ describeBackends('HTTP surface', (backend) => {
     const proxyHeaders = reply.body.paths['/proxyV2'].post.parameters
       .filter((p: { in: string }) => p.in === 'header')
       .map((p: { name: string; required?: boolean }) => [p.name, p.required ?? false]);
+    // X-Service-Client-Id is the ClientId security scheme (test/http/docs.test.ts), not a parameter.
+    expect(reply.body.paths['/proxyV2'].post.security).toEqual([{ Authorization: [], ClientId: [] }]);
     expect(proxyHeaders).toEqual([
-      ['x-service-client-id', true],
       ['x-service-user-id', false],
       ['x-service-app-id', false],
       ['x-service-idempotency-key', false],

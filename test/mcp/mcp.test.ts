@@ -213,7 +213,8 @@ describeBackends('MCP', (backend) => {
           expect(await toolError('closed__echo', {})).toEqual({
             ok: false,
             error: 'upstream_unreachable',
-            message: 'The upstream could not be reached.',
+            message: 'The upstream could not be reached: the connection was refused.',
+            cause: 'ECONNREFUSED',
           });
           expect(await toolError('plain__slow', { ms: TIMEOUT_MS * 3 })).toEqual({
             ok: false,

@@ -122,7 +122,12 @@ describeBackends('end-user OAuth: refresh', (backend) => {
       h.clock.advance(INTO_REFRESH_WINDOW);
       const reply = await h.proxy('offline');
       expect(reply.status).toBe(502);
-      expect(reply.body).toEqual({ ok: false, error: 'upstream_unreachable', message: expect.any(String) });
+      expect(reply.body).toEqual({
+        ok: false,
+        error: 'upstream_unreachable',
+        message: 'The token endpoint could not be reached: the connection was refused.',
+        cause: 'ECONNREFUSED',
+      });
       expect((await h.connections('offline')).body.connections[0].status).toBe('active');
     } finally {
       await h.registerApp();

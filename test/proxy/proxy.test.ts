@@ -84,6 +84,18 @@ describeBackends('POST /proxyV2', (backend) => {
       openapi: upstream.openapi,
       auth: { type: 'none' },
     });
+    // .invalid never resolves (RFC 6761); https to a plain-HTTP port fails the TLS handshake.
+    for (const [appId, baseUrl] of [
+      ['nowhere', 'http://toolgate-test.invalid/v1'],
+      ['badtls', `https://127.0.0.1:${new URL(upstream.url).port}/v1`],
+    ] as const) {
+      await registerApp(server, appId, {
+        provider: 'acme.unreachable',
+        baseUrl,
+        openapi: upstream.openapi,
+        auth: { type: 'none' },
+      });
+    }
     [all, demoOnly, reader] = await Promise.all([
       provisionAgent(server, ['tools:execute']),
       provisionAgent(server, ['tools:execute:demo']),
@@ -641,13 +653,29 @@ describeBackends('POST /proxyV2', (backend) => {
       expect(upstream.requests.map((r) => r.url)).toEqual(['/v1/slow?ms=5000']);
     });
 
-    it('answers 502 upstream_unreachable when the connection is refused', async () => {
+    it('answers 502 upstream_unreachable when the connection is refused, with its cause', async () => {
       const reply = await run('closed:::getText');
       expect(reply.status).toBe(502);
       expect(reply.body).toEqual({
         ok: false,
         error: 'upstream_unreachable',
-        message: 'The upstream could not be reached.',
+        message: 'The upstream could not be reached: the connection was refused.',
+        cause: 'ECONNREFUSED',
+      });
+    });
+
+    it('names the cause of upstream_unreachable for a name that does not resolve and for a TLS failure', async () => {
+      expect((await run('nowhere:::getText')).body).toEqual({
+        ok: false,
+        error: 'upstream_unreachable',
+        message: 'The upstream could not be reached: its host name does not resolve.',
+        cause: 'ENOTFOUND',
+      });
+      expect((await run('badtls:::getText')).body).toEqual({
+        ok: false,
+        error: 'upstream_unreachable',
+        message: 'The upstream could not be reached: the TLS handshake failed (certificate or protocol).',
+        cause: 'tls',
       });
     });
 

@@ -28,7 +28,7 @@ function cli(args: string[], env: Record<string, string | undefined> = {}): Prom
     execFile(
       process.execPath,
       ['--import', TSX, path.join(ROOT, 'scripts/admin.ts'), ...args],
-      { cwd: ROOT, env: { ...base, ...env }, timeout: 30_000 },
+      { cwd: ROOT, env: { ...base, ...env }, timeout: 60_000 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
         resolve({ code, stdout, stderr });
@@ -38,7 +38,7 @@ function cli(args: string[], env: Record<string, string | undefined> = {}): Prom
 }
 
 // The CLI talks REST to a server whatever its database: one backend is enough.
-describe('admin CLI', { timeout: 90_000 }, () => {
+describe('admin CLI', { timeout: 180_000 }, () => {
   let server: TestServer;
   let upstream: Upstream;
   let dir: string;
@@ -108,6 +108,25 @@ describe('admin CLI', { timeout: 90_000 }, () => {
     expect(noKey.stderr).toContain('TOOLGATE_ADMIN_KEY');
   });
 
+  it('a mistyped command names the likely one, as options do; else the commands of its noun', async () => {
+    const commands = await Promise.all([
+      run('client', 'list'),
+      run('clients', 'lst'),
+      run('clients', 'frobnicate'),
+      run('clients'),
+      run('frobnicate', 'now'),
+    ]);
+    expect(commands.map((r) => [r.code, r.stderr])).toEqual(
+      [
+        'unknown command "client list"; did you mean "clients list"?',
+        'unknown command "clients lst"; did you mean "clients list"?',
+        'unknown command "clients frobnicate"; the clients commands are clients create, clients list',
+        'clients needs a command: clients create, clients list',
+        'unknown command "frobnicate now"',
+      ].map((line) => [2, `toolgate admin: ${line}\nRun with --help for the commands.\n`]),
+    );
+  });
+
   it('clients, redirect URIs and keys: create, list, revoke', async () => {
     const created = await run('clients', 'create', 'Acme agent');
     expect(created.code).toBe(0);
@@ -163,7 +182,10 @@ describe('admin CLI', { timeout: 90_000 }, () => {
 
     const unknownScope = await run('keys', 'create', clientId, '--scopes', 'tools:everything');
     expect(unknownScope.code).toBe(1);
-    expect(unknownScope.stderr).toContain('/scopes/0: Unknown scope "tools:everything".');
+    expect(unknownScope.stderr).toBe(
+      'toolgate admin: invalid_request 400: Some scopes are not known.\n' +
+        '  /scopes/0: Unknown scope "tools:everything"; the scopes are tools:execute, tools:execute:<appId>, oauth:initiate, connections:read, connections:write, admin.\n',
+    );
 
     const revoked = await run('keys', 'revoke', issued.keyId);
     expect(revoked.code).toBe(0);
@@ -227,7 +249,10 @@ describe('admin CLI', { timeout: 90_000 }, () => {
 
     const fromJson = await run('apps', 'put', 'upjson', '--openapi', jsonFile, '--provider', 'toolgate.test');
     expect(fromJson.code).toBe(0);
-    expect(fromJson.stdout).toMatch(/^Registered app upjson with \d+ tools:\n {2}upjson:::listItems\n/);
+    expect(fromJson.stdout).toMatch(
+      /^Registered app upjson: 16 tools, 0 skipped\.\n {2}upjson:::listItems\n/,
+    );
+    expect(fromJson.stderr).toBe('');
 
     const fromYaml = await run(
       'apps',
@@ -319,6 +344,64 @@ describe('admin CLI', { timeout: 90_000 }, () => {
       message: expect.any(String),
       app_id: 'upjson',
     });
+  });
+
+  it('a large registration: says it is sending, then counts the tools; --verbose lists them', {
+    timeout: 180_000,
+  }, async () => {
+    // 30 operations, one of them unservable, and a description that makes the file over 1 MiB.
+    const paths: Record<string, unknown> = {};
+    for (let i = 0; i < 30; i++) {
+      const schema = i === 29 ? { type: 'string', minLength: -1 } : { type: 'string' };
+      paths[`/things/${i}`] = {
+        get: {
+          operationId: `getThing${i}`,
+          parameters: [{ name: 'q', in: 'query', schema }],
+          responses: { 200: { description: 'ok' } },
+        },
+      };
+    }
+    const big = {
+      openapi: '3.1.0',
+      info: { title: 'big', version: '1', description: 'x'.repeat(1_200_000) },
+      servers: [{ url: upstream.url }],
+      paths,
+    };
+    const file = path.join(dir, 'big.json');
+    await writeFile(file, JSON.stringify(big));
+    const put = await run('apps', 'put', 'big', '--openapi', file, '--provider', 'toolgate.test');
+    expect(put).toEqual({
+      code: 0,
+      stdout:
+        'Registered app big: 29 tools (--verbose lists them), 1 skipped.\nSkipped:\n' +
+        '  GET /things/29 (getThing29): Its parameter schema is not a valid JSON Schema (at /properties/q/minLength: Must be at least 0).\n',
+      stderr: `Sending ${file} (1.1 MB); the server reads it and compiles its tools, which takes a few seconds…\n`,
+    });
+    const verbose = await run(
+      'apps',
+      'put',
+      'big',
+      '--openapi',
+      file,
+      '--provider',
+      'toolgate.test',
+      '--verbose',
+    );
+    const lines = verbose.stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe('Registered app big: 29 tools, 1 skipped.');
+    expect(lines.slice(1, 30)).toEqual(Array.from({ length: 29 }, (_, i) => `  big:::getThing${i}`));
+    expect(lines.slice(30)).toEqual([
+      'Skipped:',
+      '  GET /things/29 (getThing29): Its parameter schema is not a valid JSON Schema (at /properties/q/minLength: Must be at least 0).',
+    ]);
+
+    const shown = await run('apps', 'get', 'big');
+    expect(shown.stdout).toMatch(/\n {2}tools: {5}29 tools \(--verbose lists them\)\n$/);
+    const all = await run('apps', 'get', 'big', '--verbose');
+    expect(all.stdout).toContain('  tools (29):\n    big:::getThing0\n');
+    expect((await run('clients', 'list', '--verbose')).stderr).toBe(
+      'toolgate admin: clients list does not take --verbose\nRun with --help for the commands.\n',
+    );
   });
 
   it('flags instead of the environment; refused keys and unreachable servers exit 1 with the reason', async () => {

@@ -32,13 +32,18 @@ it('runs the whole agent loop, auth_required then reauth_required, and exits 0',
   expect(stdout).toContain('the upstream API ran exactly once, for the retry');
   expect(stdout).toContain('← 401 auth_required, reauth_required: true');
   expect(stdout.match(/with the same idempotency key/g)).toHaveLength(2);
-  expect(stdout.match(/✓ ← 200 \{"id":"user-1","name":"Ada"\}/g)).toHaveLength(2);
+  // The upstream answers by token: ada gets ada's profile, and grace (step 8) her own, never Ada's.
+  expect(stdout.match(/✓ ← 200 \{"id":"ada","name":"Ada"\}/g)).toHaveLength(2);
   expect(stdout).toContain(
     '[8/9] An MCP client (official SDK, 2026-07-28) uses the same tools for user "grace"',
   );
   expect(stdout).toContain('← input required: URL elicitation');
   expect(stdout).toMatch(/\/oauth\/complete\?flow=ost_[a-z0-9]{4}… \(200\)/);
   expect(stdout).toContain('the upstream ran once');
+  const step8 = stdout.slice(stdout.indexOf('[8/9]'), stdout.indexOf('[9/9]'));
+  expect(step8).toContain('← result {"id":"grace","name":"Grace"} (structuredContent + text)');
+  expect(step8).toContain('"grace" got their own profile, never another user\'s');
+  expect(step8).not.toContain('Ada');
   expect(stdout).toContain('[9/9] Stopping everything');
   expect(stdout.trimEnd().endsWith('Every step worked.')).toBe(true);
   const folder = /in (\/\S+)\/db\n/.exec(stdout)?.[1];

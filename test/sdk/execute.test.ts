@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  type ApiError,
+  type ErrorBody,
   type ExecuteResult,
   failureMessage,
   isApiError,
@@ -110,6 +112,10 @@ describeBackends('SDK: execute and the agent calls against a real server', (back
       expect(result.status).toBe(400);
       expect(result.body.tool_id).toBe('open:::listItems');
       expect(result.body.issues.map((i) => i.path).sort()).toEqual(['/limit', '/nope']);
+      // The one sentence says what is wrong where, not only that something is (issue 28).
+      const said = result.body.issues.map((i) => `${i.path}: ${i.message.replace(/\.$/, '')}`).join('; ');
+      expect(failureMessage(result)).toBe(`The parameters do not match the tool (${said}).`);
+      expect(failureMessage(result)).toMatch(/\/limit: Must be an integer[;)]/);
     });
 
     it('rbac_denied, naming the missing scope', async () => {
@@ -293,6 +299,29 @@ describeBackends('SDK: execute and the agent calls against a real server', (back
       expectError(result, 'network_error');
       expect(sent).toHaveLength(1);
     });
+  });
+});
+
+describe('SDK: failureMessage', () => {
+  it('spells out five issues and counts the rest; a body without issues is its message', () => {
+    const issues = Array.from({ length: 7 }, (_, i) => ({ path: `/p${i}`, message: `bad ${i}` }));
+    const failure = (body: ErrorBody) =>
+      ({ ok: false, error: body.error, status: 400, body, requestId: undefined }) as ApiError;
+    expect(
+      failureMessage(
+        failure({
+          ok: false,
+          error: 'invalid_request',
+          message: 'The request does not have the expected shape.',
+          issues: [{ path: '', message: 'Malformed JSON' }, ...issues],
+        }),
+      ),
+    ).toBe(
+      'The request does not have the expected shape ((body): Malformed JSON; /p0: bad 0; /p1: bad 1; /p2: bad 2; /p3: bad 3; 3 more).',
+    );
+    expect(
+      failureMessage(failure({ ok: false, error: 'not_found', message: 'No client has this id.' })),
+    ).toBe('No client has this id.');
   });
 });
 

@@ -48,6 +48,50 @@ async function install(packages: string[], cwd: string): Promise<void> {
   }
 }
 
+const BIN = path.join(ROOT, 'node_modules', '.bin');
+
+/**
+ * What a registry would get is right: publint (exports, files, fields) and "are the types wrong"
+ * (every entry point's types resolve, under the esm-only profile: the package is ESM only, so
+ * node10 and CommonJS-require resolutions are out of scope) find nothing in the tarball, and
+ * `npm publish --dry-run` of it warns about nothing but the missing login, publicly.
+ */
+async function expectPublishReady(tarball: string): Promise<void> {
+  const outcome = (args: string[]) =>
+    run(args[0] as string, args.slice(1), { env: cleanEnv(), maxBuffer: 16 * 1024 * 1024 }).then(
+      ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+      (error: { code?: number; stdout?: string; stderr?: string }) => ({
+        code: error.code ?? -1,
+        stdout: error.stdout ?? '',
+        stderr: error.stderr ?? '',
+      }),
+    );
+  const publint = await outcome([path.join(BIN, 'publint'), 'run', tarball, '--strict']);
+  expect(publint, 'publint').toMatchObject({ code: 0, stdout: expect.stringContaining('All good!') });
+
+  const attw = await outcome([path.join(BIN, 'attw'), tarball, '--profile', 'esm-only', '--format', 'json']);
+  const report = JSON.parse(attw.stdout) as {
+    analysis: { entrypoints: Record<string, unknown> };
+    problems: Record<string, { resolutionKind?: string }[]>;
+  };
+  expect(Object.keys(report.analysis.entrypoints).sort()).toEqual(
+    ['.', './ai', './anthropic', './langchain', './openai', './package.json', './trpc'].sort(),
+  );
+  const counted = Object.values(report.problems)
+    .flat()
+    .filter((problem) => !['node10', 'node16-cjs'].includes(problem.resolutionKind ?? ''));
+  expect(counted, 'are the types wrong').toEqual([]);
+  expect(attw.code, attw.stderr).toBe(0);
+
+  const dryRun = await outcome(['npm', 'publish', tarball, '--dry-run']);
+  expect(dryRun.code, dryRun.stderr).toBe(0);
+  const warnings = dryRun.stderr
+    .split('\n')
+    .filter((line) => /^npm (warn|error)/i.test(line) && !/requires you to be logged in/.test(line));
+  expect(warnings).toEqual([]);
+  expect(dryRun.stderr).toContain('with tag latest and public access (dry-run)');
+}
+
 const CONSUMER_JS = `
 import { Toolgate, ToolgateAdmin, isApiError, failureMessage } from '@toolgate/sdk';
 const { BASE, KEY, CLIENT, ADMIN } = process.env;
@@ -145,6 +189,8 @@ describe('SDK: the packed package in a fresh project', () => {
     expect(files).toContain('package/README.md');
     expect(files.filter((f) => /\.ts$/.test(f) && !f.endsWith('.d.ts'))).toEqual([]);
     expect(files.filter((f) => f.includes('/server/') || f.includes('/test/'))).toEqual([]);
+    expect(files).toEqual(expect.arrayContaining(['package/CHANGELOG.md', 'package/LICENSE']));
+    await expectPublishReady(tarball);
 
     const project = path.join(work, 'consumer');
     await run('mkdir', ['-p', project]);

@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,10 @@ import { startEchoUpstream } from '../support/echo-upstream.ts';
 const ROOT = process.cwd();
 const KEK = randomBytes(32).toString('base64');
 const ADMIN_KEY_LINE = /^toolgate: admin key: (tg_key_[a-z0-9]{20}_[A-Za-z0-9_-]{43})$/;
+/** How many migrations a new database gets (the folders of prisma/migrations). */
+const MIGRATIONS = readdirSync(join(ROOT, 'prisma', 'migrations'), { withFileTypes: true }).filter((entry) =>
+  entry.isDirectory(),
+).length;
 let dir: string;
 
 beforeAll(() => {
@@ -98,7 +102,12 @@ describe('npm start', { timeout: 240_000 }, () => {
     const first = server({ DATABASE_URL: db });
     const url = await first.ready;
     const lines = first.err().trimEnd().split('\n');
-    expect(lines[0]).toBe(`toolgate: listening on ${url}; API reference at ${url}/docs`);
+    // A first start says what it waits for before it listens (issue 28: ~20 s of silence).
+    expect(lines.slice(0, 3)).toEqual([
+      `toolgate: creating the embedded database in ${join(dir, 'first')} (first start only, a few seconds)…`,
+      `toolgate: migrating the database: ${MIGRATIONS} migrations to apply…`,
+      `toolgate: listening on ${url}; API reference at ${url}/docs`,
+    ]);
     const keyLines = lines.filter((line) => line.startsWith('toolgate: admin key: '));
     expect(keyLines).toHaveLength(1);
     const apiKey = ADMIN_KEY_LINE.exec(keyLines[0] as string)?.[1] as string;
@@ -128,7 +137,9 @@ describe('npm start', { timeout: 240_000 }, () => {
     });
     await r.ready;
     expect(r.err()).toBe(
-      `toolgate: listening on http://0.0.0.0:${port}; API reference at http://0.0.0.0:${port}/docs\n` +
+      `toolgate: creating the embedded database in ${join(dir, 'wildcard')} (first start only, a few seconds)…\n` +
+        `toolgate: migrating the database: ${MIGRATIONS} migrations to apply…\n` +
+        `toolgate: listening on http://0.0.0.0:${port}; API reference at http://0.0.0.0:${port}/docs\n` +
         `toolgate: warning: PUBLIC_URL is http://0.0.0.0:${port}, a wildcard address no browser can reach: OAuth providers would redirect users to http://0.0.0.0:${port}/handleOAuthCallback. Set PUBLIC_URL to the address users reach this server at.\n`,
     );
     expect(await stop(r)).toBe(0);

@@ -68,6 +68,8 @@ export interface OAuthProviderFixture {
   secrets(): string[];
   /** The upstream's token check: an access token this provider issued, unexpired and not revoked. */
   isAccessTokenValid(token: string): Promise<boolean>;
+  /** The account a valid access token was issued for (undefined: unknown, expired or revoked). */
+  accountOf(token: string): Promise<string | undefined>;
   /** Plays the user agent from the authorization URL to the redirect back to the client. */
   authorize(authorizationUrl: string, options?: AuthorizeOptions): Promise<URL>;
   /** The user revokes access at the provider: their grants (all, without `account`) and tokens are destroyed. */
@@ -251,6 +253,10 @@ export async function startOAuthProvider(options: OAuthProviderOptions): Promise
     isAccessTokenValid: async (token) => {
       const found = await provider.AccessToken.find(token);
       return Boolean(found?.isValid);
+    },
+    accountOf: async (token) => {
+      const found = await provider.AccessToken.find(token);
+      return found?.isValid ? found.accountId : undefined;
     },
     authorize: (authorizationUrl, authorizeOptions = {}) =>
       userAgent(issuer, authorizationUrl, authorizeOptions),

@@ -38,7 +38,7 @@ declare module 'oidc-provider' {
   }
 
   interface TokenModel {
-    find(token: string): Promise<{ isValid: boolean } | undefined>;
+    find(token: string): Promise<{ isValid: boolean; accountId?: string } | undefined>;
     revokeByGrantId(grantId: string): Promise<void>;
     adapter: { destroy(id: string): Promise<void> };
   }

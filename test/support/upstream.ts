@@ -13,7 +13,8 @@
  * - `GET /redirect/same` — 302 to `/echo` on this origin (`?status=` picks 301/302/303/307/308)
  * - `GET /redirect/cross` — 302 to `<other>/landing`, another origin
  * - `GET /secure/header-key` — needs `X-Api-Key: <apiKey>`; `GET /secure/query-key` needs `?api_key=<apiKey>`
- * - `GET /me` — needs `Authorization: Bearer <token>` accepted by the token check (`setAccessToken`);
+ * - `GET /me` — needs `Authorization: Bearer <token>` accepted by the token check (`setAccessToken`,
+ *   `setTokenCheck`); answers the token's holder when the check names one (`TokenCheck`);
  *   `POST /me/notes` likewise; otherwise 401 with `WWW-Authenticate: Bearer error="invalid_token"`
  * - anything else — 404 JSON
  *
@@ -61,7 +62,14 @@ export interface Echo {
   body: string;
 }
 
-export type TokenCheck = (token: string) => boolean | Promise<boolean>;
+/**
+ * Whether `/me` accepts a bearer token: `true`, or the account it was issued for, so that `/me`
+ * answers that account's profile (`{ id: <account>, name: <Account> }`) instead of the one fixed
+ * profile `{ id: 'user-1', name: 'Ada' }`.
+ */
+export type TokenCheck = (
+  token: string,
+) => boolean | { account: string } | Promise<boolean | { account: string }>;
 
 export interface UpstreamOptions {
   /** Path prefix of every route, e.g. `/v1` (default none). */
@@ -182,7 +190,8 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
     }
     if (route === '/me' || route === '/me/notes') {
       const token = /^Bearer (.+)$/.exec(recorded.headers.authorization ?? '')?.[1];
-      if (token === undefined || !(await tokenCheck(token))) {
+      const holder = token === undefined ? false : await tokenCheck(token);
+      if (!holder) {
         return send(
           res,
           401,
@@ -190,7 +199,11 @@ export async function startUpstream(options: UpstreamOptions = {}): Promise<Upst
           JSON.stringify({ error: 'invalid_token' }),
         );
       }
-      if (get && route === '/me') return sendJson(res, 200, { id: 'user-1', name: 'Ada' });
+      if (get && route === '/me') {
+        if (holder === true) return sendJson(res, 200, { id: 'user-1', name: 'Ada' });
+        const { account } = holder;
+        return sendJson(res, 200, { id: account, name: account.charAt(0).toUpperCase() + account.slice(1) });
+      }
       if (recorded.method === 'POST' && route === '/me/notes') {
         return sendJson(res, 201, { id: 'note-1', ...(parseJson(recorded.body) as object) });
       }

@@ -8,6 +8,7 @@ import {
   revokeApiKeyInput,
 } from '../../../shared/schemas/admin.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../admin/api-keys.ts';
+import { SCOPE_FORMS } from '../../auth/scopes.ts';
 import { ApiProblem } from '../../errors.ts';
 import { ADMIN_ERRORS, adminProcedure, router } from '../../trpc.ts';
 
@@ -39,7 +40,7 @@ export const apiKeysRouter = router({
         apiError('invalid_request', 'Some scopes are not known.', {
           issues: failure.scopes.map(({ index, scope }) => ({
             path: `/scopes/${index}`,
-            message: `Unknown scope "${scope}".`,
+            message: `Unknown scope "${scope}"; the scopes are ${SCOPE_FORMS.join(', ')}.`,
           })),
         }),
       );

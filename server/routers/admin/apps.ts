@@ -26,7 +26,7 @@ const view = (app: LoadedApp) =>
 
 /** The request body /openapi.json shows for PUT /admin/apps/{appId}. */
 const PUT_APP_EXAMPLE = {
-  provider: 'swagger.petstore',
+  provider: 'example.pets',
   baseUrl: 'http://127.0.0.1:4010',
   openapi: {
     openapi: '3.0.3',

@@ -97,7 +97,13 @@ export const proxyProcedure = limitedProcedure
       'upstream_timeout',
     ],
     direct: serveProxy,
-    example: { toolId: 'petstore:::getPetById', parameters: { petId: 1 } },
+    // The repository's example app (examples/), as the README's walk-through runs it.
+    example: { toolId: 'pets:::getPetById', parameters: { petId: 1 } },
+    successExample: {
+      ok: true,
+      data: { id: 1, name: 'Rex', tag: 'dog' },
+      meta: { tool_id: 'pets:::getPetById', duration_ms: 12, provider: 'example.pets' },
+    },
     successHeaders: {
       'X-Service-Idempotent-Replayed': {
         description:
