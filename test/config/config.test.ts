@@ -162,9 +162,10 @@ describe('the server process', () => {
       run.child.kill('SIGTERM');
       expect(await run.exited).toBe(0);
       expect(run.out()).toContain('"msg":"shutting down"');
-      // The operator's lines (test/startup has them whole): where it listens, the first admin key.
+      // The operator's lines (test/startup has them whole): the migration of the new folder, where
+      // it listens, the first admin key.
       expect(run.err()).toMatch(
-        /^toolgate: listening on [^\n]+\ntoolgate: admin key: tg_key_[\w-]+\n[^\n]+\n$/,
+        /^toolgate: migrating the database: \d+ migrations to apply…\ntoolgate: listening on [^\n]+\ntoolgate: admin key: tg_key_[\w-]+\n[^\n]+\n$/,
       );
     } finally {
       rmSync(dir, { recursive: true, force: true });
