@@ -162,7 +162,7 @@ describeBackends('end-user OAuth: the refresh’s other paths', (backend) => {
 });
 
 // A database fault before the provider is asked spends nothing: the refresh tries once more.
-describe.runIf(hasPostgres())('a refresh whose lock connection dies before the provider is asked [postgres]', () => {
+describe.runIf(hasPostgres())('refresh when the lock connection dies early [postgres]', () => {
   let h: Harness;
   let admin: pg.Client;
   beforeAll(async () => {
