@@ -14,6 +14,7 @@ import type { IssuerPolicy } from './oauth/issuer.ts';
 import type { RefreshFlights } from './oauth/refresh-flights.ts';
 import type { OAuthStateRepository } from './oauth/state-repository.ts';
 import type { ToolSearch } from './search/service.ts';
+import type { Signin } from './signin/signin.ts';
 
 /** What lives as long as the server: built once in app.ts, shared by every request. */
 export interface AppDeps {
@@ -40,4 +41,6 @@ export interface AppDeps {
   issuers: IssuerPolicy;
   /** Web console sign-ins: an admin key exchanged for a session cookie (console/sessions.ts). */
   consoleSessions: ConsoleSessions;
+  /** MCP sign-in (docs/reference.md "MCP sign-in"); undefined when LOGIN_OIDC_* are unset. */
+  signin: Signin | undefined;
 }
