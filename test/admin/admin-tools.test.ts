@@ -25,7 +25,12 @@ describe('GET /admin/tools', () => {
     const agent = await provisionAgent(server, ['tools:execute:pets']);
     const asAgent = { key: agent.apiKey, clientId: agent.clientId };
     for (const query of ['', '?q=find%20a%20pet%20by%20id', '?limit=2']) {
-      const agentView = await call(server.url, 'GET', `/tools${query}${query ? '&' : '?'}appId=pets`, asAgent);
+      const agentView = await call(
+        server.url,
+        'GET',
+        `/tools${query}${query ? '&' : '?'}appId=pets`,
+        asAgent,
+      );
       const adminView = await call(server.url, 'GET', `/admin/tools${query}${query ? '&' : '?'}appId=pets`, {
         key: server.adminKey,
       });

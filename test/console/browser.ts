@@ -67,14 +67,12 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 
 /** Everything the page could keep a key in, as text: both storages and the cookies script can read. */
 export function storageText(page: Page): Promise<string> {
-  return page.evaluate(() => {
-    const dump = (storage: Storage) =>
-      Array.from({ length: storage.length }, (_, i) => {
-        const key = storage.key(i) as string;
-        return `${key}=${storage.getItem(key)}`;
-      }).join('\n');
-    return [dump(localStorage), dump(sessionStorage), document.cookie].join('\n');
-  });
+  // A string, evaluated in the page: the tests are compiled without the DOM's types.
+  return page.evaluate(`(() => {
+    const dump = (storage) =>
+      Array.from({ length: storage.length }, (_, i) => storage.key(i) + '=' + storage.getItem(storage.key(i))).join('\\n');
+    return [dump(localStorage), dump(sessionStorage), document.cookie].join('\\n');
+  })()`);
 }
 
 export async function signIn(page: Page, baseUrl: string, key: string): Promise<void> {

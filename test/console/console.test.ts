@@ -134,7 +134,7 @@ describe.skipIf(!HAS_CHROMIUM)('web console in headless Chromium', () => {
     await phone.page.goto(`${server.url}/console/apps/pets`);
     await phone.page.getByRole('heading', { name: 'Tools (3)' }).waitFor();
     const overflow = await phone.page.evaluate(
-      () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+      'document.documentElement.scrollWidth - document.documentElement.clientWidth',
     );
     expect(overflow).toBe(0);
     expect(await phone.page.getByRole('navigation', { name: 'Console' }).isVisible()).toBe(true);
