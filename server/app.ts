@@ -20,6 +20,7 @@ import { IssuerPolicy } from './oauth/issuer.ts';
 import { createRefreshFlights } from './oauth/refresh-flights.ts';
 import { OAuthStateRepository } from './oauth/state-repository.ts';
 import { ToolSearch } from './search/service.ts';
+import { createSignin } from './signin/signin.ts';
 
 export interface App {
   deps: AppDeps;
@@ -65,6 +66,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     refreshes: createRefreshFlights(),
     states: new OAuthStateRepository(db.prisma, logger),
     issuers: new IssuerPolicy(logger),
+    signin: createSignin(config, db.prisma, clock),
   };
   deps.idempotency.startPurging();
   const server = createHttpServer(deps, deps.metrics);
@@ -103,6 +105,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         // (perhaps a rotated refresh token) must reach the database before the database closes.
         await deps.refreshes.settled();
         await deps.idempotency.close();
+        await deps.signin?.close();
         await db.close();
       })();
       return closing;

@@ -14,6 +14,7 @@ import { bodyFailure, bodyFailureHeaders } from '../http/problem.ts';
 import { sendError, sendJson } from '../http/respond.ts';
 import type { RouteHandler, RouteRequest } from '../http/route-table.ts';
 import { lazyLogger, requestLogFields } from '../logger.ts';
+import { resourceMetadataUrl } from '../signin/paths.ts';
 import { rememberInitialize } from './clients.ts';
 import { MCP_CALL, MCP_MODES, type McpCall, type McpMode } from './context.ts';
 import { answerDirectCall, DirectCallRecognizer } from './direct-call.ts';
@@ -60,12 +61,17 @@ export function createMcpRoute(deps: AppDeps, options: { direct?: boolean } = {}
     onerror: (error) => logger.debug({ err: error }, 'mcp request refused'),
   });
   const guard = hostAndOriginGuard(config);
+  // With sign-in on, a 401 names the protected-resource metadata (RFC 9728 §5.1), where an MCP
+  // client finds this server's authorization server and signs its user in.
+  const unauthorized = deps.signin
+    ? { 'www-authenticate': `Bearer resource_metadata="${resourceMetadataUrl(config.publicUrl)}"` }
+    : UNAUTHORIZED;
 
   return async function handleMcp(req, res, request): Promise<void> {
     if (!guard(req, res)) return;
     const message = await readMessage(req, res, config.maxBodyBytes);
     if (!message) return;
-    const caller = await signIn(deps, req, res);
+    const caller = await signIn(deps, req, res, unauthorized);
     if (!caller) return;
     const call = await callOptions(deps, req, res, request, caller, message);
     if (!call) return;
@@ -139,7 +145,12 @@ async function readMessage(
 }
 
 /** Step 3: the key and its client, as every surface signs an agent in; undefined when refused (401). */
-async function signIn(deps: AppDeps, req: IncomingMessage, res: ServerResponse): Promise<Caller | undefined> {
+async function signIn(
+  deps: AppDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  unauthorized: Readonly<Record<string, string>>,
+): Promise<Caller | undefined> {
   const caller = await authenticateAgent(
     deps.keys,
     req.headers,
@@ -147,7 +158,7 @@ async function signIn(deps: AppDeps, req: IncomingMessage, res: ServerResponse):
     requestLogFields(res),
   );
   if (caller.ok) return caller.value;
-  sendError(res, caller.error, UNAUTHORIZED);
+  sendError(res, caller.error, unauthorized);
   return undefined;
 }
 
