@@ -186,6 +186,8 @@ export const LIMITS = {
    * past them the connection is closed (issue 23: 4 of 300 over-limit bodies ended in EPIPE).
    */
   drainBytes: 16 * 1024 * 1024,
+  /** A web console session ends this long after sign-in, whatever happens (it ends sooner with its key). */
+  consoleSessionMs: 12 * 60 * 60 * 1000,
 } as const;
 
 /** The settings, or the first variable that is wrong and what is wrong with it. */
