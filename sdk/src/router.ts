@@ -8,6 +8,8 @@ import type { z } from 'zod';
 import type { ErrorBody } from '../../shared/errors.ts';
 import type {
   addRedirectUriInput,
+  callStatsInput,
+  callStatsOutput,
   clientSchema,
   createApiKeyInput,
   createApiKeyOutput,
@@ -101,6 +103,7 @@ export type AppRouter = TRPCBuiltRouter<
         list: Query<typeof listAdminConnectionsInput, typeof listAdminConnectionsOutput>;
         remove: Mutation<typeof removeAdminConnectionInput, typeof okOutput>;
       };
+      callStats: { get: Query<typeof callStatsInput, typeof callStatsOutput> };
     };
   }
 >;

@@ -1,6 +1,7 @@
 import { router } from '../trpc.ts';
 import { apiKeysRouter } from './admin/apiKeys.ts';
 import { appsRouter } from './admin/apps.ts';
+import { callStatsRouter } from './admin/callStats.ts';
 import { clientsRouter } from './admin/clients.ts';
 import { adminConnectionsRouter } from './admin/connections.ts';
 import { redirectUrisRouter } from './admin/redirectUris.ts';
@@ -22,6 +23,7 @@ export const appRouter = router({
     apps: appsRouter,
     tools: adminToolsRouter,
     connections: adminConnectionsRouter,
+    callStats: callStatsRouter,
   }),
 });
 

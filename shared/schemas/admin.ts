@@ -97,3 +97,23 @@ export const removeAdminConnectionInput = z.object({
   userId: userIdSchema,
   appId: appIdSchema,
 });
+
+/** GET /admin/calls/stats (the web console's overview): the last `minutes` minutes of the call log. */
+export const callStatsInput = z.object({
+  minutes: z.coerce.number().int().min(1).max(1440).default(60),
+  clientId: clientIdSchema.optional(),
+  appId: appIdSchema.optional(),
+});
+export const callStatsOutput = z.object({
+  since: z.string(),
+  until: z.string(),
+  total: z.number().int().nonnegative(),
+  /** Calls whose outcome is not `ok`. */
+  errors: z.number().int().nonnegative(),
+  p50Ms: z.number().nullable(),
+  p99Ms: z.number().nullable(),
+  /** Every minute of the window, oldest first: its calls by outcome (`ok` or an error code). */
+  minutes: z.array(z.object({ at: z.string(), counts: z.record(z.string(), z.number().int()) })),
+  /** The error outcomes, most frequent first (at most 8). */
+  topErrors: z.array(z.object({ outcome: z.string(), count: z.number().int() })),
+});

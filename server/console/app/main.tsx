@@ -4,9 +4,12 @@ import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
 import { currentSession, onSessionEnded, type Session, signOut } from './api.ts';
 import { AppDetailPage } from './pages/app-detail.tsx';
 import { AppsPage } from './pages/apps.tsx';
+import { AuditPage } from './pages/audit.tsx';
+import { CallsPage } from './pages/calls.tsx';
 import { ClientDetailPage } from './pages/client-detail.tsx';
 import { ClientsPage } from './pages/clients.tsx';
 import { ConnectionsPage } from './pages/connections.tsx';
+import { OverviewPage } from './pages/overview.tsx';
 import { SignIn } from './signin.tsx';
 import { describeError, PageTitle } from './ui.tsx';
 import './styles.css';
@@ -17,9 +20,12 @@ import './styles.css';
  */
 
 const NAV = [
+  { href: '/console/overview', label: 'Overview' },
   { href: '/console/apps', label: 'Apps' },
   { href: '/console/clients', label: 'Clients' },
   { href: '/console/connections', label: 'Connections' },
+  { href: '/console/calls', label: 'Call log' },
+  { href: '/console/audit', label: 'Audit' },
 ] as const;
 
 function Nav() {
@@ -55,7 +61,7 @@ function NotFound() {
 
 function Home() {
   const { route } = useLocation();
-  useEffect(() => route('/console/apps', true), [route]);
+  useEffect(() => route('/console/overview', true), [route]);
   return null;
 }
 
@@ -99,6 +105,9 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
           <Route path="/console/clients" component={ClientsPage} />
           <Route path="/console/clients/:clientId" component={ClientDetailPage} />
           <Route path="/console/connections" component={ConnectionsPage} />
+          <Route path="/console/overview" component={OverviewPage} />
+          <Route path="/console/calls" component={CallsPage} />
+          <Route path="/console/audit" component={AuditPage} />
           <Route default component={NotFound} />
         </Router>
       </main>
