@@ -66,8 +66,8 @@ describe.skipIf(!HAS_CHROMIUM)('web console in headless Chromium', () => {
   it('signs in with an admin key that the page never keeps: only an HttpOnly cookie', async () => {
     const { page, context } = tab;
     await signIn(page, server.url, admin.apiKey);
-    await page.getByRole('heading', { name: 'Apps' }).waitFor();
-    expect(page.url()).toBe(`${server.url}/console/apps`);
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    expect(page.url()).toBe(`${server.url}/console/overview`);
     const stored = await storageText(page);
     expect(stored).not.toContain(admin.apiKey);
     expect(stored.trim()).toBe(''); // nothing in either storage; the cookie is invisible to script
@@ -75,7 +75,8 @@ describe.skipIf(!HAS_CHROMIUM)('web console in headless Chromium', () => {
     expect(cookies.map(({ name, httpOnly, sameSite, path }) => ({ name, httpOnly, sameSite, path }))).toEqual(
       [{ name: 'toolgate_console', httpOnly: true, sameSite: 'Strict', path: '/' }],
     );
-    expect(await page.getByText('No app is registered yet.').isVisible()).toBe(true);
+    await page.getByRole('link', { name: 'Apps', exact: true }).click();
+    await page.getByText('No app is registered yet.').waitFor();
   });
 
   it('registers the example app from its OpenAPI file, showing progress, then lists it', async () => {
@@ -141,6 +142,50 @@ describe.skipIf(!HAS_CHROMIUM)('web console in headless Chromium', () => {
     await screenshot(phone.page, '04-phone-app');
     expect([...phone.problems, ...phone.foreign]).toEqual([]);
     await phone.context.close();
+  });
+
+  it('works from the keyboard: skip link, sign-in by Enter, every page reachable by Tab', async () => {
+    const keyboard = await watchedPage(browser, server.url);
+    const { page } = keyboard;
+    await page.goto(`${server.url}/console`);
+    await page.getByLabel('Admin key').focus();
+    await page.keyboard.type(server.adminKey);
+    await page.keyboard.press('Enter');
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    // The first Tab reaches the skip link, which moves the focus to the page's content.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement.textContent')).toBe('Skip to content');
+    await page.keyboard.press('Enter');
+    expect(await page.evaluate('document.activeElement.id')).toBe('main');
+    // Every link of the navigation is reached by Tab and opened by Enter.
+    const labels = await page
+      .getByRole('navigation', { name: 'Console' })
+      .getByRole('link')
+      .allTextContents();
+    for (const label of labels) {
+      await page.getByRole('link', { name: label, exact: true }).focus();
+      await page.keyboard.press('Enter');
+      await expect
+        .poll(() => page.getByRole('link', { name: label, exact: true }).getAttribute('aria-current'))
+        .toBe('page');
+    }
+    expect([...keyboard.problems, ...keyboard.foreign]).toEqual([]);
+    await keyboard.context.close();
+  });
+
+  it('signs out: the cookie is gone, and the old one is refused', async () => {
+    const other = await watchedPage(browser, server.url);
+    await signIn(other.page, server.url, server.adminKey);
+    const [cookie] = await other.context.cookies();
+    await other.page.getByRole('button', { name: 'Sign out' }).click();
+    await other.page.getByLabel('Admin key').waitFor();
+    expect(await other.context.cookies()).toEqual([]);
+    const replayed = await call(server.url, 'GET', '/admin/apps', {
+      headers: { cookie: `${cookie?.name}=${cookie?.value}` },
+    });
+    expect([replayed.status, replayed.body.error]).toEqual([401, 'invalid_api_key']);
+    expect([...other.problems, ...other.foreign]).toEqual([]);
+    await other.context.close();
   });
 
   it('ran under the CSP with no console error and no request to another origin', async () => {
