@@ -66,7 +66,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     refreshes: createRefreshFlights(),
     states: new OAuthStateRepository(db.prisma, logger),
     issuers: new IssuerPolicy(logger),
-    signin: createSignin(config, db.prisma, clock),
+    signin: createSignin({ config, prisma: db.prisma, envelope, clock, logger }),
   };
   deps.idempotency.startPurging();
   const server = createHttpServer(deps, deps.metrics);
