@@ -81,14 +81,25 @@ export function createMcpRoute(deps: AppDeps, options: { direct?: boolean } = {}
 }
 
 /**
- * Step 1, the DNS-rebinding defence: a Host this server does not answer for, or a browser Origin
- * outside MCP_ALLOWED_ORIGINS, gets 403. True when the request may go on.
+ * Step 1, the DNS-rebinding defence (contract §9): a Host this server does not answer for, or a
+ * browser Origin that is neither PUBLIC_URL's, nor in MCP_ALLOWED_ORIGINS, nor — on a server that
+ * listens on loopback — an http loopback origin on any port, gets 403. True when the request may go
+ * on. A loopback server is reached only from its own machine, where a local page or tool on
+ * another port (the MCP Inspector, a dev UI) is the normal caller; a rebinding attack's page has a
+ * foreign origin, which stays refused.
  */
 function hostAndOriginGuard(config: Config): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const publicHost = new URL(config.publicUrl).hostname;
-  const allowedHosts = [publicHost];
-  if (LOOPBACK_HOSTS.has(config.host)) allowedHosts.push('localhost', '127.0.0.1', '[::1]');
-  const allowedOrigins = new Set(config.mcpAllowedOrigins);
+  const publicUrl = new URL(config.publicUrl);
+  const onLoopback = LOOPBACK_HOSTS.has(config.host);
+  const allowedHosts = [publicUrl.hostname];
+  if (onLoopback) allowedHosts.push('localhost', '127.0.0.1', '[::1]');
+  const allowedOrigins = new Set([publicUrl.origin, ...config.mcpAllowedOrigins]);
+  const originAllowed = (value: string): boolean => {
+    const origin = parseOrigin(value);
+    if (!origin) return false;
+    if (allowedOrigins.has(origin.origin)) return true;
+    return onLoopback && origin.protocol === 'http:' && LOOPBACK_HOSTS.has(origin.hostname);
+  };
   return (req, res) => {
     if (!validateHostHeader(headerValue(req.headers, 'host'), allowedHosts).ok) {
       req.resume();
@@ -96,7 +107,7 @@ function hostAndOriginGuard(config: Config): (req: IncomingMessage, res: ServerR
       return false;
     }
     const origin = req.headers.origin;
-    if (origin !== undefined && !allowedOrigins.has(originOf(origin))) {
+    if (origin !== undefined && !originAllowed(origin)) {
       req.resume();
       sendRpcError(res, 403, -32000, 'This Origin may not call /mcp (MCP_ALLOWED_ORIGINS).');
       return false;
@@ -269,11 +280,11 @@ function appsFilter(values: string[]): ReadonlySet<string> | undefined | null {
   return new Set(ids);
 }
 
-function originOf(value: string): string {
+function parseOrigin(value: string): URL | undefined {
   try {
-    const origin = new URL(value).origin;
-    return origin === 'null' ? '' : origin;
+    const url = new URL(value);
+    return url.origin === 'null' ? undefined : url;
   } catch {
-    return '';
+    return undefined;
   }
 }
