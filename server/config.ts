@@ -180,6 +180,8 @@ export const LIMITS = {
    * reach 66 KB each, so 1,000 of them would be tens of megabytes in one answer).
    */
   toolsPageBytes: 4 * 1024 * 1024,
+  /** A web console session ends this long after sign-in, whatever happens (it ends sooner with its key). */
+  consoleSessionMs: 12 * 60 * 60 * 1000,
 } as const;
 
 /** The settings, or the first variable that is wrong and what is wrong with it. */

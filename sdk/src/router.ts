@@ -93,6 +93,7 @@ export type AppRouter = TRPCBuiltRouter<
         get: Query<typeof appIdInput, typeof appSchema>;
         remove: Mutation<typeof appIdInput, typeof okOutput>;
       };
+      tools: { list: Query<typeof listToolsInput, typeof listToolsOutput> };
     };
   }
 >;
