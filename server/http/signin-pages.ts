@@ -7,7 +7,7 @@ import { sendPage, sendRedirect } from '../signin/page.ts';
 import { SIGNIN_PATH } from '../signin/paths.ts';
 import { LOGIN_COOKIE, LOGIN_TTL_S, readCookie } from '../signin/session.ts';
 import type { Signin } from '../signin/signin.ts';
-import { readFormBody } from './body.ts';
+import { discardBody, readFormBody } from './body.ts';
 import type { RouteEntry } from './route-table.ts';
 
 /**
@@ -50,7 +50,7 @@ export function signinPages(deps: AppDeps, signin: Signin): RouteEntry[] {
       path: SIGNIN_PATH.authorize,
       head: false,
       handle: async (req, res, { url }) => {
-        req.resume();
+        discardBody(req);
         const check = await checkAuthorize(
           signin.clients,
           prisma,
@@ -70,7 +70,7 @@ export function signinPages(deps: AppDeps, signin: Signin): RouteEntry[] {
       path: SIGNIN_PATH.decision,
       head: false,
       handle: async (req, res, { url }) => {
-        req.resume();
+        discardBody(req);
         const requestId = url.searchParams.get('request');
         const session = await signin.sessions.read(req.headers);
         const request = await pendingRequest(prisma, deps.clock, requestId);
@@ -89,7 +89,7 @@ export function signinPages(deps: AppDeps, signin: Signin): RouteEntry[] {
       path: SIGNIN_PATH.decision,
       handle: async (req, res) => {
         if (!sameOrigin(req, signin.issuer)) {
-          req.resume();
+          discardBody(req);
           return sendPage(res, 'Refused', '<p>This form can only be sent from this site.</p>', {
             status: 403,
           });
@@ -131,7 +131,7 @@ export function signinPages(deps: AppDeps, signin: Signin): RouteEntry[] {
       path: SIGNIN_PATH.loginCallback,
       head: false,
       handle: async (req, res, { url }) => {
-        req.resume();
+        discardBody(req);
         const finished = await signin.login.finish(url.searchParams, readCookie(req.headers, LOGIN_COOKIE));
         const clearLogin = signin.sessions.cookie(LOGIN_COOKIE, '', 0);
         if (!finished.ok) {
