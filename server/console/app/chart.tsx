@@ -65,11 +65,11 @@ export function CallsChart({ minutes, title }: { minutes: Minute[]; title: strin
         role="img"
         aria-label={`${title}: ${all} calls over ${minutes.length} minutes, busiest minute ${Math.max(0, ...totals)}`}
       >
-        {[0, 0.5, 1].map((fraction) => (
-          <g key={fraction} class="grid">
-            <line x1={left} x2={width} y1={y(top * fraction)} y2={y(top * fraction)} />
-            <text x={left - 6} y={y(top * fraction) + 4} text-anchor="end">
-              {Math.round(top * fraction)}
+        {[0, Math.round(top / 2), top].map((value) => (
+          <g key={value} class="grid">
+            <line x1={left} x2={width} y1={y(value)} y2={y(value)} />
+            <text x={left - 6} y={y(value) + 4} text-anchor="end">
+              {value}
             </text>
           </g>
         ))}
