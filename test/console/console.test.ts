@@ -118,7 +118,7 @@ describe.skipIf(!HAS_CHROMIUM)('web console in headless Chromium', () => {
     await page.getByRole('rowheader', { name: 'pets' }).getByRole('link').click();
     await page.getByRole('heading', { name: 'Tools (3)' }).waitFor();
     const names = () => page.locator('.tool-name').allTextContents();
-    expect(await names()).toEqual(['listPets', 'addPet', 'getPetById']);
+    await expect.poll(names).toEqual(['listPets', 'addPet', 'getPetById']);
     await page.getByLabel('Find a tool by describing the task').fill('find one pet by its id');
     await page.getByRole('button', { name: 'Search' }).click();
     await expect.poll(async () => (await names())[0]).toBe('getPetById');
