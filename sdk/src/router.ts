@@ -12,6 +12,8 @@ import type {
   createApiKeyInput,
   createApiKeyOutput,
   createClientInput,
+  listAdminConnectionsInput,
+  listAdminConnectionsOutput,
   listApiKeysInput,
   listApiKeysOutput,
   listClientsOutput,
@@ -19,6 +21,7 @@ import type {
   listRedirectUrisOutput,
   okOutput,
   redirectUriOutput,
+  removeAdminConnectionInput,
   removeRedirectUriInput,
   revokeApiKeyInput,
 } from '../../shared/schemas/admin.ts';
@@ -92,6 +95,11 @@ export type AppRouter = TRPCBuiltRouter<
         list: Query<Empty, typeof listAppsOutput>;
         get: Query<typeof appIdInput, typeof appSchema>;
         remove: Mutation<typeof appIdInput, typeof okOutput>;
+      };
+      tools: { list: Query<typeof listToolsInput, typeof listToolsOutput> };
+      connections: {
+        list: Query<typeof listAdminConnectionsInput, typeof listAdminConnectionsOutput>;
+        remove: Mutation<typeof removeAdminConnectionInput, typeof okOutput>;
       };
     };
   }

@@ -2,7 +2,9 @@ import { router } from '../trpc.ts';
 import { apiKeysRouter } from './admin/apiKeys.ts';
 import { appsRouter } from './admin/apps.ts';
 import { clientsRouter } from './admin/clients.ts';
+import { adminConnectionsRouter } from './admin/connections.ts';
 import { redirectUrisRouter } from './admin/redirectUris.ts';
+import { adminToolsRouter } from './admin/tools.ts';
 import { connectionsRouter } from './agent/connections.ts';
 import { initiateOAuthProcedure } from './agent/initiateOAuth.ts';
 import { proxyProcedure } from './agent/proxy.ts';
@@ -18,6 +20,8 @@ export const appRouter = router({
     redirectUris: redirectUrisRouter,
     apiKeys: apiKeysRouter,
     apps: appsRouter,
+    tools: adminToolsRouter,
+    connections: adminConnectionsRouter,
   }),
 });
 
