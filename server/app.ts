@@ -19,6 +19,8 @@ import { GrantCache } from './oauth/grant-cache.ts';
 import { IssuerPolicy } from './oauth/issuer.ts';
 import { createRefreshFlights } from './oauth/refresh-flights.ts';
 import { OAuthStateRepository } from './oauth/state-repository.ts';
+import { CallLog } from './observe/call-log.ts';
+import { startCallLogPurge } from './observe/call-log-purge.ts';
 import { ToolSearch } from './search/service.ts';
 
 export interface App {
@@ -60,6 +62,17 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     search: new ToolSearch(db.prisma, apps, clock, logger),
     limiter: new SlidingWindowLimiter(config.rateLimitPerKeyPerMin),
     metrics,
+    callLog: new CallLog(
+      db.prisma,
+      {
+        enabled: config.callLogDays > 0,
+        flushMs: LIMITS.callLogFlushMs,
+        batch: LIMITS.callLogBatch,
+        maxBuffered: LIMITS.callLogBuffered,
+      },
+      metrics.callLog,
+      logger,
+    ),
     idempotency: new IdempotencyService(db.prisma, clock, logger, idempotencySettings(config)),
     grants: new GrantCache(),
     refreshes: createRefreshFlights(),
@@ -67,6 +80,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     issuers: new IssuerPolicy(logger),
   };
   deps.idempotency.startPurging();
+  const callLogPurge = startCallLogPurge(db.prisma, config.callLogDays, clock, logger);
   const server = createHttpServer(deps, deps.metrics);
   let closing: Promise<void> | undefined;
 
@@ -103,6 +117,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         // (perhaps a rotated refresh token) must reach the database before the database closes.
         await deps.refreshes.settled();
         await deps.idempotency.close();
+        await callLogPurge.stop();
+        await deps.callLog.close();
         await db.close();
       })();
       return closing;

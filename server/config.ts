@@ -76,6 +76,7 @@ const envSchema = z
     MCP_MAX_LISTED_TOOLS: integer(0, 1_000_000).default(128),
     UPSTREAM_TIMEOUT_MS: integer(1, 600_000).default(30_000),
     RATE_LIMIT_PER_KEY_PER_MIN: integer(0, 10_000_000).default(600),
+    CALL_LOG_DAYS: integer(0, 3650).default(30),
     LOG_LEVEL: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
   })
   .superRefine((env, ctx) => {
@@ -107,6 +108,8 @@ export interface Config {
   mcpMaxListedTools: number;
   upstreamTimeoutMs: number;
   rateLimitPerKeyPerMin: number;
+  /** Days a call-log record is kept (docs/reference.md "Call log"); 0 keeps no call log. */
+  callLogDays: number;
   logLevel: (typeof LOG_LEVELS)[number];
 }
 
@@ -157,6 +160,16 @@ export const LIMITS = {
    * reach 66 KB each, so 1,000 of them would be tens of megabytes in one answer).
    */
   toolsPageBytes: 4 * 1024 * 1024,
+  /**
+   * The call log's writer (observe/call-log.ts): records wait at most this long before a batch is
+   * written, a batch holds at most callLogBatch records, and at most callLogBuffered wait in memory
+   * (past it, while the database is away, new records are dropped and counted).
+   */
+  callLogFlushMs: 1_000,
+  callLogBatch: 1_000,
+  callLogBuffered: 50_000,
+  /** How often each server purges call-log records older than CALL_LOG_DAYS. */
+  callLogPurgeIntervalMs: 10 * 60 * 1000,
 } as const;
 
 /** The settings, or the first variable that is wrong and what is wrong with it. */
@@ -201,6 +214,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): ConfigResult {
     mcpMaxListedTools: e.MCP_MAX_LISTED_TOOLS,
     upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
     rateLimitPerKeyPerMin: e.RATE_LIMIT_PER_KEY_PER_MIN,
+    callLogDays: e.CALL_LOG_DAYS,
     logLevel: e.LOG_LEVEL,
   });
 }

@@ -12,6 +12,7 @@ import type { GrantCache } from './oauth/grant-cache.ts';
 import type { IssuerPolicy } from './oauth/issuer.ts';
 import type { RefreshFlights } from './oauth/refresh-flights.ts';
 import type { OAuthStateRepository } from './oauth/state-repository.ts';
+import type { CallLog } from './observe/call-log.ts';
 import type { ToolSearch } from './search/service.ts';
 
 /** What lives as long as the server: built once in app.ts, shared by every request. */
@@ -29,6 +30,8 @@ export interface AppDeps {
   idempotency: IdempotencyService;
   /** Prometheus metrics: the tool-call core reports each call (recordCall), OAuth each refresh. */
   metrics: Metrics;
+  /** The call log's writer: every tool call hands it one record (observe/call-log.ts). */
+  callLog: CallLog;
   /** Opened end-user grants, so a warm OAuth call runs no query (oauth/grant-cache.ts). */
   grants: GrantCache;
   /** In-flight OAuth refreshes of this server, one per grant (oauth/refresh.ts). */

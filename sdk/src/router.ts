@@ -37,6 +37,7 @@ import type {
   listConnectionsInput,
   listConnectionsOutput,
 } from '../../shared/schemas/oauth.ts';
+import type { listCallsInput, listCallsOutput } from '../../shared/schemas/observe.ts';
 
 /**
  * What a tRPC error carries: the contract's error body under `data.contract`
@@ -93,6 +94,7 @@ export type AppRouter = TRPCBuiltRouter<
         get: Query<typeof appIdInput, typeof appSchema>;
         remove: Mutation<typeof appIdInput, typeof okOutput>;
       };
+      calls: { list: Query<typeof listCallsInput, typeof listCallsOutput> };
     };
   }
 >;

@@ -10,6 +10,7 @@ import { scopeOf } from '../idempotency/service.ts';
 import { isOAuthApp } from '../oauth/provider.ts';
 import { err, ok, type Result } from '../result.ts';
 import { authorizeAndRun } from './authorize-and-run.ts';
+import { type CallSite, logCall } from './call-record.ts';
 import { checkParameters, checkScope, checkUserHeader } from './checks.ts';
 import { Redactor } from './redact.ts';
 import { resolveTool, toolNotFound } from './resolve.ts';
@@ -49,11 +50,20 @@ const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, s
 const failure = (body: ErrorBody, headers: Record<string, string> = {}): CallOutcome =>
   err({ body, headers });
 
-/** Step 1, the per-key rate limit (docs/reference.md "Limits"): a refused call does not count. */
-export function admitCall(deps: AppDeps, caller: Caller): Result<AdmittedCaller, CallFailure> {
+/**
+ * Step 1, the per-key rate limit (docs/reference.md "Limits"): a refused call does not count
+ * against it, but is a call of the call log (`toolId` as asked, when the surface knows it).
+ */
+export function admitCall(
+  deps: AppDeps,
+  caller: Caller,
+  site: CallSite,
+  toolId?: string,
+): Result<AdmittedCaller, CallFailure> {
   const refused = takeRateLimit(deps, caller.principal);
   if (refused) {
     deps.metrics.recordCall({ outcome: 'rate_limited' });
+    logCall(deps, caller, site, { outcome: 'rate_limited', toolId });
     return err(refused);
   }
   return ok(caller as AdmittedCaller);
@@ -96,6 +106,11 @@ export async function callTool(
   report.replayed =
     (outcome.ok ? outcome.value : outcome.error).headers[HEADER.idempotentReplayed] === 'true';
   deps.metrics.recordCall(report);
+  logCall(deps, caller, request, {
+    ...report,
+    // An id that resolved to no tool is kept as asked: "what failed" includes what was asked for.
+    toolId: report.toolId ?? request.toolId,
+  });
   const fields = request.logFields;
   if (fields) {
     fields.toolId = report.toolId;

@@ -1,6 +1,7 @@
 import { router } from '../trpc.ts';
 import { apiKeysRouter } from './admin/apiKeys.ts';
 import { appsRouter } from './admin/apps.ts';
+import { callsRouter } from './admin/calls.ts';
 import { clientsRouter } from './admin/clients.ts';
 import { redirectUrisRouter } from './admin/redirectUris.ts';
 import { connectionsRouter } from './agent/connections.ts';
@@ -18,6 +19,7 @@ export const appRouter = router({
     redirectUris: redirectUrisRouter,
     apiKeys: apiKeysRouter,
     apps: appsRouter,
+    calls: callsRouter,
   }),
 });
 

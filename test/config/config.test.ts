@@ -28,6 +28,7 @@ describe('loadConfig', () => {
         mcpMaxListedTools: 128,
         upstreamTimeoutMs: 30_000,
         rateLimitPerKeyPerMin: 600,
+        callLogDays: 30,
         logLevel: 'info',
       },
     });
@@ -49,6 +50,7 @@ describe('loadConfig', () => {
       MCP_MAX_LISTED_TOOLS: '40',
       UPSTREAM_TIMEOUT_MS: '500',
       RATE_LIMIT_PER_KEY_PER_MIN: '0',
+      CALL_LOG_DAYS: '0',
       LOG_LEVEL: 'warn',
     });
     expect(result).toEqual({
@@ -67,6 +69,7 @@ describe('loadConfig', () => {
         mcpMaxListedTools: 40,
         upstreamTimeoutMs: 500,
         rateLimitPerKeyPerMin: 0,
+        callLogDays: 0,
         logLevel: 'warn',
       },
     });
@@ -97,6 +100,8 @@ describe('loadConfig', () => {
       'RATE_LIMIT_PER_KEY_PER_MIN',
       'must be a whole number from 0 to 10000000',
     ],
+    [{ CALL_LOG_DAYS: '30d' }, 'CALL_LOG_DAYS', 'must be a whole number from 0 to 3650'],
+    [{ CALL_LOG_DAYS: '3651' }, 'CALL_LOG_DAYS', 'must be at most 3650'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL', 'must be one of fatal, error, warn, info, debug, trace, silent'],
   ])('rejects %j naming %s', (env, variable, problem) => {
     expect(loadConfig(env)).toEqual({ ok: false, error: { variable, problem } });
