@@ -37,7 +37,13 @@ import type {
   listConnectionsInput,
   listConnectionsOutput,
 } from '../../shared/schemas/oauth.ts';
-import type { listCallsInput, listCallsOutput } from '../../shared/schemas/observe.ts';
+import type {
+  listAuditInput,
+  listAuditOutput,
+  listCallsInput,
+  listCallsOutput,
+  verifyAuditOutput,
+} from '../../shared/schemas/observe.ts';
 
 /**
  * What a tRPC error carries: the contract's error body under `data.contract`
@@ -95,6 +101,10 @@ export type AppRouter = TRPCBuiltRouter<
         remove: Mutation<typeof appIdInput, typeof okOutput>;
       };
       calls: { list: Query<typeof listCallsInput, typeof listCallsOutput> };
+      audit: {
+        list: Query<typeof listAuditInput, typeof listAuditOutput>;
+        verify: Query<Empty, typeof verifyAuditOutput>;
+      };
     };
   }
 >;

@@ -1,6 +1,7 @@
 import { router } from '../trpc.ts';
 import { apiKeysRouter } from './admin/apiKeys.ts';
 import { appsRouter } from './admin/apps.ts';
+import { auditRouter } from './admin/audit.ts';
 import { callsRouter } from './admin/calls.ts';
 import { clientsRouter } from './admin/clients.ts';
 import { redirectUrisRouter } from './admin/redirectUris.ts';
@@ -20,6 +21,7 @@ export const appRouter = router({
     apiKeys: apiKeysRouter,
     apps: appsRouter,
     calls: callsRouter,
+    audit: auditRouter,
   }),
 });
 

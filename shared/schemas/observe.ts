@@ -28,7 +28,7 @@ export const callSchema = z.object({
   id: z.string(),
   /** When the call arrived (ISO 8601, UTC). */
   at: z.string(),
-  durationMs: z.number().int(),
+  durationMs: z.number().int().nonnegative(),
   surface: z.enum(['rest', 'trpc', 'mcp']),
   keyId: z.string().nullable(),
   clientId: z.string(),
@@ -38,8 +38,8 @@ export const callSchema = z.object({
   /** `ok`, or the contract error code the call answered. */
   outcome: z.string(),
   /** The contract status of the outcome (200, or the error's), on every surface. */
-  status: z.number().int(),
-  upstreamStatus: z.number().int().nullable(),
+  status: z.number().int().min(100).max(599),
+  upstreamStatus: z.number().int().min(100).max(999).nullable(),
   idempotentReplay: z.boolean(),
   requestId: z.string(),
 });
@@ -49,4 +49,40 @@ export const listCallsOutput = z.object({
   calls: z.array(callSchema),
   /** Present only when older records follow. */
   next_cursor: z.string().optional(),
+});
+
+export const listAuditInput = z.object({
+  /** `client.created`, `api_key.revoked`, `connection.granted`… */
+  action: plainString().min(1).max(64).optional(),
+  /** An API key id, `system`, or `oidc:<sub>`. */
+  actor: plainString().min(1).max(300).optional(),
+  since: instant.optional(),
+  until: instant.optional(),
+  limit,
+  cursor: cursor.optional(),
+});
+export type ListAuditInput = z.infer<typeof listAuditInput>;
+
+export const auditEventSchema = z.object({
+  /** The event's place in the chain (decimal digits, from 1). */
+  id: z.string(),
+  at: z.string(),
+  actor: z.string(),
+  action: z.string(),
+  target: z.string(),
+  details: z.record(z.string(), z.unknown()),
+  /** Hex SHA-256 of the previous event's hash followed by this event's RFC 8785 canonical JSON. */
+  hash: z.string(),
+});
+
+export const listAuditOutput = z.object({
+  events: z.array(auditEventSchema),
+  next_cursor: z.string().optional(),
+});
+
+export const verifyAuditOutput = z.object({
+  ok: z.boolean(),
+  checked: z.number().int().nonnegative(),
+  /** The first event that does not follow from its predecessor (altered, removed or out of place). */
+  firstBadId: z.string().optional(),
 });
