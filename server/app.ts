@@ -22,6 +22,7 @@ import { OAuthStateRepository } from './oauth/state-repository.ts';
 import { CallLog } from './observe/call-log.ts';
 import { startCallLogPurge } from './observe/call-log-purge.ts';
 import { ToolSearch } from './search/service.ts';
+import { createSignin } from './signin/signin.ts';
 
 export interface App {
   deps: AppDeps;
@@ -78,6 +79,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     refreshes: createRefreshFlights(),
     states: new OAuthStateRepository(db.prisma, logger),
     issuers: new IssuerPolicy(logger),
+    signin: createSignin(config, db.prisma, clock),
   };
   deps.idempotency.startPurging();
   const callLogPurge = startCallLogPurge(db.prisma, config.callLogDays, clock, logger);
@@ -119,6 +121,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         await deps.idempotency.close();
         await callLogPurge.stop();
         await deps.callLog.close();
+        await deps.signin?.close();
         await db.close();
       })();
       return closing;

@@ -78,6 +78,12 @@ const envSchema = z
     RATE_LIMIT_PER_KEY_PER_MIN: integer(0, 10_000_000).default(600),
     CALL_LOG_DAYS: integer(0, 3650).default(30),
     LOG_LEVEL: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+    LOGIN_OIDC_ISSUER: z
+      .url({ protocol: /^https?$/, error: 'must be the absolute http(s) URL of an OpenID Connect issuer' })
+      .optional(),
+    LOGIN_OIDC_CLIENT_ID: z.string().trim().min(1, 'must not be empty').optional(),
+    LOGIN_OIDC_CLIENT_SECRET: z.string().min(1, 'must not be empty').optional(),
+    CIMD_ALLOW_HTTP_LOOPBACK: z.enum(['0', '1'], { error: 'must be 0 or 1' }).default('0'),
   })
   .superRefine((env, ctx) => {
     if (env.KMS === 'azure-key-vault' && !env.AZURE_KEY_VAULT_KEY_ID) {
@@ -85,6 +91,16 @@ const envSchema = z
         code: 'custom',
         path: ['AZURE_KEY_VAULT_KEY_ID'],
         message: 'is required when KMS=azure-key-vault',
+      });
+    }
+    // Sign-in is all or nothing: a provider without its client (or the reverse) is a typo, not a choice.
+    const login = ['LOGIN_OIDC_ISSUER', 'LOGIN_OIDC_CLIENT_ID', 'LOGIN_OIDC_CLIENT_SECRET'] as const;
+    const missing = login.find((name) => env[name] === undefined);
+    if (missing && login.some((name) => env[name] !== undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [missing],
+        message: `is required with the other LOGIN_OIDC_* variables (${login.join(', ')})`,
       });
     }
   });
@@ -111,6 +127,13 @@ export interface Config {
   /** Days a call-log record is kept (docs/reference.md "Call log"); 0 keeps no call log. */
   callLogDays: number;
   logLevel: (typeof LOG_LEVELS)[number];
+  /**
+   * The OpenID Connect provider people sign in with (docs/reference.md "MCP sign-in"); undefined
+   * turns MCP sign-in off: its paths answer 404 and /mcp takes API keys only.
+   */
+  login: { issuer: string; clientId: string; clientSecret: string } | undefined;
+  /** Admit http loopback Client ID Metadata Documents (development, tests). */
+  cimdAllowHttpLoopback: boolean;
 }
 
 /** Fixed limits (docs/reference.md "Limits") and internal timings: the one home of each number. */
@@ -216,5 +239,14 @@ export function loadConfig(env: NodeJS.ProcessEnv): ConfigResult {
     rateLimitPerKeyPerMin: e.RATE_LIMIT_PER_KEY_PER_MIN,
     callLogDays: e.CALL_LOG_DAYS,
     logLevel: e.LOG_LEVEL,
+    login:
+      e.LOGIN_OIDC_ISSUER && e.LOGIN_OIDC_CLIENT_ID && e.LOGIN_OIDC_CLIENT_SECRET
+        ? {
+            issuer: e.LOGIN_OIDC_ISSUER,
+            clientId: e.LOGIN_OIDC_CLIENT_ID,
+            clientSecret: e.LOGIN_OIDC_CLIENT_SECRET,
+          }
+        : undefined,
+    cimdAllowHttpLoopback: e.CIMD_ALLOW_HTTP_LOOPBACK === '1',
   });
 }

@@ -14,6 +14,7 @@ import type { RefreshFlights } from './oauth/refresh-flights.ts';
 import type { OAuthStateRepository } from './oauth/state-repository.ts';
 import type { CallLog } from './observe/call-log.ts';
 import type { ToolSearch } from './search/service.ts';
+import type { Signin } from './signin/signin.ts';
 
 /** What lives as long as the server: built once in app.ts, shared by every request. */
 export interface AppDeps {
@@ -40,4 +41,6 @@ export interface AppDeps {
   states: OAuthStateRepository;
   /** RFC 9207 `iss` checks of the OAuth callback, with the providers' metadata cached. */
   issuers: IssuerPolicy;
+  /** MCP sign-in (docs/reference.md "MCP sign-in"); undefined when LOGIN_OIDC_* are unset. */
+  signin: Signin | undefined;
 }

@@ -8,6 +8,7 @@ import { buildOpenApiDocument } from './openapi.ts';
 import { operationalRoutes } from './operational-routes.ts';
 import { procedureRoutes } from './rest.ts';
 import type { RouteEntry } from './route-table.ts';
+import { signinRoutes } from './signin-routes.ts';
 import { trpcMount } from './trpc-mount.ts';
 
 const createCaller = createCallerFactory(appRouter);
@@ -26,6 +27,7 @@ export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
     );
   const routes: RouteEntry[] = [
     ...oauthRoutes(deps),
+    ...signinRoutes(deps),
     mcpRoute(deps),
     ...operationalRoutes(deps, metrics, openapiJson),
     trpcMount(deps),

@@ -30,6 +30,8 @@ describe('loadConfig', () => {
         rateLimitPerKeyPerMin: 600,
         callLogDays: 30,
         logLevel: 'info',
+        login: undefined,
+        cimdAllowHttpLoopback: false,
       },
     });
   });
@@ -52,6 +54,10 @@ describe('loadConfig', () => {
       RATE_LIMIT_PER_KEY_PER_MIN: '0',
       CALL_LOG_DAYS: '0',
       LOG_LEVEL: 'warn',
+      LOGIN_OIDC_ISSUER: 'https://login.example/realms/x',
+      LOGIN_OIDC_CLIENT_ID: 'toolgate',
+      LOGIN_OIDC_CLIENT_SECRET: 'login-secret',
+      CIMD_ALLOW_HTTP_LOOPBACK: '1',
     });
     expect(result).toEqual({
       ok: true,
@@ -71,6 +77,12 @@ describe('loadConfig', () => {
         rateLimitPerKeyPerMin: 0,
         callLogDays: 0,
         logLevel: 'warn',
+        login: {
+          issuer: 'https://login.example/realms/x',
+          clientId: 'toolgate',
+          clientSecret: 'login-secret',
+        },
+        cimdAllowHttpLoopback: true,
       },
     });
   });
@@ -103,6 +115,17 @@ describe('loadConfig', () => {
     [{ CALL_LOG_DAYS: '30d' }, 'CALL_LOG_DAYS', 'must be a whole number from 0 to 3650'],
     [{ CALL_LOG_DAYS: '3651' }, 'CALL_LOG_DAYS', 'must be at most 3650'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL', 'must be one of fatal, error, warn, info, debug, trace, silent'],
+    [
+      { LOGIN_OIDC_ISSUER: 'login.example' },
+      'LOGIN_OIDC_ISSUER',
+      'must be the absolute http(s) URL of an OpenID Connect issuer',
+    ],
+    [
+      { LOGIN_OIDC_ISSUER: 'https://login.example', LOGIN_OIDC_CLIENT_ID: 'toolgate' },
+      'LOGIN_OIDC_CLIENT_SECRET',
+      'is required with the other LOGIN_OIDC_* variables (LOGIN_OIDC_ISSUER, LOGIN_OIDC_CLIENT_ID, LOGIN_OIDC_CLIENT_SECRET)',
+    ],
+    [{ CIMD_ALLOW_HTTP_LOOPBACK: 'yes' }, 'CIMD_ALLOW_HTTP_LOOPBACK', 'must be 0 or 1'],
   ])('rejects %j naming %s', (env, variable, problem) => {
     expect(loadConfig(env)).toEqual({ ok: false, error: { variable, problem } });
   });
