@@ -21,6 +21,7 @@ import { createRefreshFlights } from './oauth/refresh-flights.ts';
 import { OAuthStateRepository } from './oauth/state-repository.ts';
 import { CallLog } from './observe/call-log.ts';
 import { startCallLogPurge } from './observe/call-log-purge.ts';
+import { startTracing } from './observe/tracing.ts';
 import { ToolSearch } from './search/service.ts';
 import { createSignin } from './signin/signin.ts';
 
@@ -50,7 +51,11 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   // The KMS first: a bad key setting must stop start-up before anything is opened.
   const metrics = createMetrics();
   const envelope = createEnvelope({ kms: countKmsCalls(await createKms(config.kms), metrics) });
-  const db = await openDatabase(config.databaseUrl, { onProgress: options.onProgress });
+  const tracing = await startTracing(config.otlpEndpoint, logger);
+  const db = await openDatabase(config.databaseUrl, {
+    onProgress: options.onProgress,
+    tracer: tracing?.tracer,
+  });
   const apps = new AppRegistry(db.prisma, envelope, clock, logger);
   const deps: AppDeps = {
     config,
@@ -63,6 +68,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     search: new ToolSearch(db.prisma, apps, clock, logger),
     limiter: new SlidingWindowLimiter(config.rateLimitPerKeyPerMin),
     metrics,
+    tracing,
     callLog: new CallLog(
       db.prisma,
       {
@@ -123,6 +129,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         await deps.callLog.close();
         await deps.signin?.close();
         await db.close();
+        await tracing?.shutdown();
       })();
       return closing;
     },

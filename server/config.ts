@@ -77,6 +77,10 @@ const envSchema = z
     UPSTREAM_TIMEOUT_MS: integer(1, 600_000).default(30_000),
     RATE_LIMIT_PER_KEY_PER_MIN: integer(0, 10_000_000).default(600),
     CALL_LOG_DAYS: integer(0, 3650).default(30),
+    OTEL_EXPORTER_OTLP_ENDPOINT: z
+      .url({ protocol: /^https?$/, error: 'must be the http(s) URL of an OTLP/HTTP receiver' })
+      .transform((value) => value.replace(/\/+$/, ''))
+      .optional(),
     LOG_LEVEL: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
     LOGIN_OIDC_ISSUER: z
       .url({ protocol: /^https?$/, error: 'must be the absolute http(s) URL of an OpenID Connect issuer' })
@@ -126,6 +130,8 @@ export interface Config {
   rateLimitPerKeyPerMin: number;
   /** Days a call-log record is kept (docs/reference.md "Call log"); 0 keeps no call log. */
   callLogDays: number;
+  /** Base URL of the OTLP/HTTP receiver of traces (`/v1/traces` is added); unset: no tracing. */
+  otlpEndpoint: string | undefined;
   logLevel: (typeof LOG_LEVELS)[number];
   /**
    * The OpenID Connect provider people sign in with (docs/reference.md "MCP sign-in"); undefined
@@ -238,6 +244,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): ConfigResult {
     upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
     rateLimitPerKeyPerMin: e.RATE_LIMIT_PER_KEY_PER_MIN,
     callLogDays: e.CALL_LOG_DAYS,
+    otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
     logLevel: e.LOG_LEVEL,
     login:
       e.LOGIN_OIDC_ISSUER && e.LOGIN_OIDC_CLIENT_ID && e.LOGIN_OIDC_CLIENT_SECRET

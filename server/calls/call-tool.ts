@@ -1,3 +1,4 @@
+import { type Attributes, SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { apiError, type ErrorBody, statusOf } from '../../shared/errors.ts';
 import { HEADER } from '../../shared/headers.ts';
 import type { ProxySuccess } from '../../shared/schemas/agent.ts';
@@ -8,6 +9,7 @@ import { requestFingerprint } from '../idempotency/fingerprint.ts';
 import { checkIdempotencyKey } from '../idempotency/key.ts';
 import { scopeOf } from '../idempotency/service.ts';
 import { isOAuthApp } from '../oauth/provider.ts';
+import { inSpan } from '../observe/tracing.ts';
 import { err, ok, type Result } from '../result.ts';
 import { authorizeAndRun } from './authorize-and-run.ts';
 import { type CallSite, logCall } from './call-record.ts';
@@ -95,7 +97,44 @@ interface RunAnswer {
  * Steps 2–9: tool → caller scope → parameters → user id → idempotency → user authorization →
  * upstream → envelope. With an idempotency key the last two run at most once per (API key, key).
  */
-export async function callTool(
+export function callTool(deps: AppDeps, caller: AdmittedCaller, request: CallRequest): Promise<CallOutcome> {
+  const tracer = deps.tracing?.tracer;
+  if (!tracer) return reportedCall(deps, caller, request);
+  return inSpan(
+    tracer,
+    `execute_tool ${request.toolId}`,
+    SpanKind.INTERNAL,
+    toolSpanAttributes(caller, request),
+    async (span) => {
+      const outcome = await reportedCall(deps, caller, request);
+      const code = outcome.ok ? 'ok' : outcome.error.body.error;
+      span?.setAttribute('toolgate.outcome', code);
+      if (!outcome.ok) {
+        span?.setAttribute('error.type', code);
+        span?.setStatus({ code: SpanStatusCode.ERROR });
+      }
+      return outcome;
+    },
+  );
+}
+
+/**
+ * The tool call's span, after the GenAI semantic conventions (`execute_tool`) and, for an MCP
+ * call, the MCP ones: ids and the surface, never an argument, a user id or a credential.
+ */
+function toolSpanAttributes(caller: AdmittedCaller, request: CallRequest): Attributes {
+  return {
+    'gen_ai.operation.name': 'execute_tool',
+    'gen_ai.tool.name': request.toolId,
+    'gen_ai.tool.type': 'function',
+    'toolgate.surface': request.surface,
+    'toolgate.client_id': caller.clientId,
+    ...(request.surface === 'mcp' ? { 'mcp.method.name': 'tools/call' } : {}),
+  };
+}
+
+/** The call, then its report to the metrics, the call log and the request's log line. */
+async function reportedCall(
   deps: AppDeps,
   caller: AdmittedCaller,
   request: CallRequest,

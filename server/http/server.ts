@@ -1,13 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { type Span, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { apiError } from '../../shared/errors.ts';
 import { HEADER } from '../../shared/headers.ts';
 import type { AppDeps } from '../deps.ts';
 import { requestLogFields } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
+import { withActiveSpan } from '../observe/tracing.ts';
 import { sendError } from './respond.ts';
 import { ToolgateResponse } from './response.ts';
-import { createRouteTable, MatchedRequest, parseTarget } from './route-table.ts';
+import {
+  createRouteTable,
+  MatchedRequest,
+  parseTarget,
+  type RequestTarget,
+  type RouteMatch,
+} from './route-table.ts';
 import { createRoutes } from './routes.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -16,6 +24,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
   const { logger } = deps;
   const table = createRouteTable(createRoutes(deps, metrics));
+  const tracer = deps.tracing?.tracer;
 
   const server = createServer({ keepAliveTimeout: 5_000, ServerResponse: ToolgateResponse }, (req, res) => {
     const started = performance.now();
@@ -34,42 +43,17 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
       );
       return;
     }
-    let route = 'unknown';
-    let work: Promise<unknown>;
     const match = table.match(method, target.path);
-    switch (match.kind) {
-      case 'found': {
-        route = match.route.path;
-        work = match.route.handle(req, res, new MatchedRequest(target, match.params, requestId, started));
-        break;
-      }
-      case 'method_not_allowed':
-        route = match.template;
-        req.resume();
-        sendError(res, apiError('method_not_allowed', `${method} is not allowed on this path.`), {
-          allow: match.allow.join(', '),
-        });
-        work = Promise.resolve();
-        break;
-      case 'bad_path':
-        route = match.template;
-        req.resume();
-        sendError(
-          res,
-          apiError('invalid_request', 'The path is not valid percent-encoding.', {
-            issues: [{ path: '', message: 'Malformed path.' }],
-          }),
-        );
-        work = Promise.resolve();
-        break;
-      case 'none':
-        req.resume();
-        sendError(res, apiError('not_found', 'No such path.'));
-        work = Promise.resolve();
-        break;
-    }
+    const route =
+      match.kind === 'none' ? 'unknown' : match.kind === 'found' ? match.route.path : match.template;
+    // Tracing off (the default), the request takes the plain path: one test of `undefined`.
+    const span = tracer ? startRequestSpan(tracer, method, route, target.path, requestId) : undefined;
+    const work = span
+      ? withActiveSpan(span, () => dispatch(match, req, res, method, target, requestId, started))
+      : dispatch(match, req, res, method, target, requestId, started);
     const finished = () => {
       const seconds = (performance.now() - started) / 1000;
+      if (span) endRequestSpan(span, res.statusCode);
       metrics.observe(route, method, res.statusCode, seconds);
       // At LOG_LEVEL=warn the line is not written: do not build it either (hot path, issue 14).
       if (!logger.isLevelEnabled('info')) return;
@@ -94,4 +78,71 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
     });
   });
   return server;
+}
+
+/** Answers what the route table found: the route's handler, or the contract's 405, 400 or 404. */
+function dispatch(
+  match: RouteMatch,
+  req: IncomingMessage,
+  res: ServerResponse,
+  method: string,
+  target: RequestTarget,
+  requestId: string,
+  started: number,
+): Promise<unknown> {
+  switch (match.kind) {
+    case 'found':
+      return match.route.handle(req, res, new MatchedRequest(target, match.params, requestId, started));
+    case 'method_not_allowed':
+      req.resume();
+      sendError(res, apiError('method_not_allowed', `${method} is not allowed on this path.`), {
+        allow: match.allow.join(', '),
+      });
+      return Promise.resolve();
+    case 'bad_path':
+      req.resume();
+      sendError(
+        res,
+        apiError('invalid_request', 'The path is not valid percent-encoding.', {
+          issues: [{ path: '', message: 'Malformed path.' }],
+        }),
+      );
+      return Promise.resolve();
+    case 'none':
+      req.resume();
+      sendError(res, apiError('not_found', 'No such path.'));
+      return Promise.resolve();
+  }
+}
+
+/**
+ * The request's span, after the HTTP semantic conventions (server side): named by method and
+ * route template; the path, never the query (it may carry a search's words, a cursor).
+ */
+function startRequestSpan(
+  tracer: Tracer,
+  method: string,
+  route: string,
+  path: string,
+  requestId: string,
+): Span {
+  return tracer.startSpan(`${method} ${route}`, {
+    kind: SpanKind.SERVER,
+    attributes: {
+      'http.request.method': method,
+      'http.route': route,
+      'url.path': path,
+      'url.scheme': 'http',
+      'toolgate.request_id': requestId,
+    },
+  });
+}
+
+function endRequestSpan(span: Span, status: number): void {
+  span.setAttribute('http.response.status_code', status);
+  if (status >= 500) {
+    span.setAttribute('error.type', String(status));
+    span.setStatus({ code: SpanStatusCode.ERROR });
+  }
+  span.end();
 }

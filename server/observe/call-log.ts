@@ -1,3 +1,4 @@
+import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { PrismaClient } from '../db/generated/client.ts';
 
@@ -106,13 +107,17 @@ export class CallLog {
     clearTimeout(this.#timer);
     this.#timer = undefined;
     if (this.#writing) return;
-    this.#writing = this.#drain().finally(() => {
-      this.#writing = undefined;
-      if (this.#buffer.length > 0 && !this.#closed) {
-        this.#timer = setTimeout(() => this.#write(), this.settings.flushMs);
-        this.#timer.unref();
-      }
-    });
+    // A batch belongs to no request: with tracing on, its INSERT is a root span, not the child of
+    // whichever call armed the timer (the timer keeps that call's context).
+    this.#writing = context
+      .with(ROOT_CONTEXT, () => this.#drain())
+      .finally(() => {
+        this.#writing = undefined;
+        if (this.#buffer.length > 0 && !this.#closed) {
+          this.#timer = setTimeout(() => this.#write(), this.settings.flushMs);
+          this.#timer.unref();
+        }
+      });
   }
 
   async #drain(): Promise<void> {
