@@ -6,6 +6,7 @@ import { ApiKeyVerifier } from './auth/authenticate.ts';
 import { SlidingWindowLimiter } from './auth/rate-limit.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { type Config, LIMITS } from './config.ts';
+import { ConsoleSessions } from './console/sessions.ts';
 import { createEnvelope, createKms } from './crypto/envelope.ts';
 import { countKmsCalls } from './crypto/kms/count-calls.ts';
 import { type OpenOptions, openDatabase } from './db/database.ts';
@@ -85,6 +86,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     refreshes: createRefreshFlights(),
     states: new OAuthStateRepository(db.prisma, logger),
     issuers: new IssuerPolicy(logger),
+    consoleSessions: new ConsoleSessions(db.prisma, clock, config.adminKey),
     signin: createSignin(config, db.prisma, clock),
   };
   deps.idempotency.startPurging();

@@ -199,6 +199,14 @@ export const LIMITS = {
   callLogBuffered: 50_000,
   /** How often each server purges call-log records older than CALL_LOG_DAYS. */
   callLogPurgeIntervalMs: 10 * 60 * 1000,
+  /**
+   * Bytes of a refused or unread request body still read after the answer, so the client reads
+   * the answer (a 413…) instead of meeting a closed socket (EPIPE) while it is still sending;
+   * past them the connection is closed (issue 23: 4 of 300 over-limit bodies ended in EPIPE).
+   */
+  drainBytes: 16 * 1024 * 1024,
+  /** A web console session ends this long after sign-in, whatever happens (it ends sooner with its key). */
+  consoleSessionMs: 12 * 60 * 60 * 1000,
 } as const;
 
 /** The settings, or the first variable that is wrong and what is wrong with it. */

@@ -12,6 +12,8 @@ import type {
   createApiKeyInput,
   createApiKeyOutput,
   createClientInput,
+  listAdminConnectionsInput,
+  listAdminConnectionsOutput,
   listApiKeysInput,
   listApiKeysOutput,
   listClientsOutput,
@@ -19,6 +21,7 @@ import type {
   listRedirectUrisOutput,
   okOutput,
   redirectUriOutput,
+  removeAdminConnectionInput,
   removeRedirectUriInput,
   revokeApiKeyInput,
 } from '../../shared/schemas/admin.ts';
@@ -104,6 +107,11 @@ export type AppRouter = TRPCBuiltRouter<
       audit: {
         list: Query<typeof listAuditInput, typeof listAuditOutput>;
         verify: Query<Empty, typeof verifyAuditOutput>;
+      };
+      tools: { list: Query<typeof listToolsInput, typeof listToolsOutput> };
+      connections: {
+        list: Query<typeof listAdminConnectionsInput, typeof listAdminConnectionsOutput>;
+        remove: Mutation<typeof removeAdminConnectionInput, typeof okOutput>;
       };
     };
   }

@@ -7,6 +7,7 @@ import type { AppDeps } from '../deps.ts';
 import { requestLogFields } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import { withActiveSpan } from '../observe/tracing.ts';
+import { discardBody } from './body.ts';
 import { sendError } from './respond.ts';
 import { ToolgateResponse } from './response.ts';
 import {
@@ -34,7 +35,7 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
     const method = req.method ?? 'GET';
     const target = parseTarget(req.url ?? '/');
     if (!target) {
-      req.resume();
+      discardBody(req);
       sendError(
         res,
         apiError('invalid_request', 'The request target is malformed.', {
@@ -52,6 +53,9 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
       ? withActiveSpan(span, () => dispatch(match, req, res, method, target, requestId, started))
       : dispatch(match, req, res, method, target, requestId, started);
     const finished = () => {
+      // A body no route read (GET /healthz with one, an answer before the body): Node drains it
+      // without end once the answer is out; this bounds that (body.ts discardBody).
+      if (!req.complete) discardBody(req);
       const seconds = (performance.now() - started) / 1000;
       if (span) endRequestSpan(span, res.statusCode);
       metrics.observe(route, method, res.statusCode, seconds);
@@ -94,13 +98,13 @@ function dispatch(
     case 'found':
       return match.route.handle(req, res, new MatchedRequest(target, match.params, requestId, started));
     case 'method_not_allowed':
-      req.resume();
+      discardBody(req);
       sendError(res, apiError('method_not_allowed', `${method} is not allowed on this path.`), {
         allow: match.allow.join(', '),
       });
       return Promise.resolve();
     case 'bad_path':
-      req.resume();
+      discardBody(req);
       sendError(
         res,
         apiError('invalid_request', 'The path is not valid percent-encoding.', {
@@ -109,7 +113,7 @@ function dispatch(
       );
       return Promise.resolve();
     case 'none':
-      req.resume();
+      discardBody(req);
       sendError(res, apiError('not_found', 'No such path.'));
       return Promise.resolve();
   }

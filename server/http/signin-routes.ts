@@ -3,8 +3,8 @@ import { authorizationServerMetadata, protectedResourceMetadata } from '../signi
 import { NO_STORE, oauthError, sendOAuthError } from '../signin/oauth-error.ts';
 import { SIGNIN_PATH } from '../signin/paths.ts';
 import type { Signin } from '../signin/signin.ts';
-import { readJsonBody } from './body.ts';
-import { bodyFailure, bodyFailureHeaders } from './problem.ts';
+import { discardBody, readJsonBody } from './body.ts';
+import { bodyFailure } from './problem.ts';
 import { sendError, sendJson } from './respond.ts';
 import type { RouteEntry } from './route-table.ts';
 
@@ -28,7 +28,7 @@ function discoveryRoutes(signin: Signin): RouteEntry[] {
   const answer =
     (body: unknown): RouteEntry['handle'] =>
     async (req, res) => {
-      req.resume();
+      discardBody(req);
       sendJson(res, 200, body, METADATA_HEADERS);
     };
   return [
@@ -47,7 +47,7 @@ function registrationRoute(deps: AppDeps, signin: Signin): RouteEntry {
       const read = await readJsonBody(req, deps.config.maxBodyBytes);
       if (!read.ok) {
         if (read.error === 'payload_too_large') {
-          sendError(res, bodyFailure(read.error, deps.config.maxBodyBytes), bodyFailureHeaders(read.error));
+          sendError(res, bodyFailure(read.error, deps.config.maxBodyBytes));
           return;
         }
         const text =

@@ -4,7 +4,9 @@ import { appsRouter } from './admin/apps.ts';
 import { auditRouter } from './admin/audit.ts';
 import { callsRouter } from './admin/calls.ts';
 import { clientsRouter } from './admin/clients.ts';
+import { adminConnectionsRouter } from './admin/connections.ts';
 import { redirectUrisRouter } from './admin/redirectUris.ts';
+import { adminToolsRouter } from './admin/tools.ts';
 import { connectionsRouter } from './agent/connections.ts';
 import { initiateOAuthProcedure } from './agent/initiateOAuth.ts';
 import { proxyProcedure } from './agent/proxy.ts';
@@ -22,6 +24,8 @@ export const appRouter = router({
     apps: appsRouter,
     calls: callsRouter,
     audit: auditRouter,
+    tools: adminToolsRouter,
+    connections: adminConnectionsRouter,
   }),
 });
 
