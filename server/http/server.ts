@@ -52,13 +52,13 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
     const work = span
       ? withActiveSpan(span, () => dispatch(match, req, res, method, target, requestId, started))
       : dispatch(match, req, res, method, target, requestId, started);
-    const finished = () => {
+    const finished = (status: number = res.statusCode) => {
       // A body no route read (GET /healthz with one, an answer before the body): Node drains it
       // without end once the answer is out; this bounds that (body.ts discardBody).
       if (!req.complete) discardBody(req);
       const seconds = (performance.now() - started) / 1000;
-      if (span) endRequestSpan(span, res.statusCode);
-      metrics.observe(route, method, res.statusCode, seconds);
+      if (span) endRequestSpan(span, status);
+      metrics.observe(route, method, status, seconds);
       // At LOG_LEVEL=warn the line is not written: do not build it either (hot path, issue 14).
       if (!logger.isLevelEnabled('info')) return;
       logger.info(
@@ -66,20 +66,26 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
           requestId,
           method,
           path: target.path,
-          status: res.statusCode,
+          status,
           ms: Math.round(seconds * 1000),
           ...requestLogFields(res),
         },
         'request',
       );
     };
-    work.then(finished, (error: unknown) => {
-      logger.error({ err: error, requestId }, 'unhandled request failure');
-      if (!res.headersSent)
-        sendError(res, apiError('internal_error', 'The server failed to handle this request.'));
-      else res.destroy();
-      finished();
-    });
+    work.then(
+      () => finished(),
+      (error: unknown) => {
+        // A client that went away (its body cut short, its socket closed before the answer) is
+        // routine: its request line says 499, and no error or 5xx is counted (issue 23, item 4).
+        if (clientGone(req, res)) return finished(CLIENT_CLOSED_REQUEST);
+        logger.error({ err: error, requestId }, 'unhandled request failure');
+        if (!res.headersSent)
+          sendError(res, apiError('internal_error', 'The server failed to handle this request.'));
+        else res.destroy();
+        finished();
+      },
+    );
   });
   return server;
 }
@@ -149,4 +155,16 @@ function endRequestSpan(span: Span, status: number): void {
     span.setStatus({ code: SpanStatusCode.ERROR });
   }
   span.end();
+}
+
+/**
+ * The status a request line and the metrics give a request whose client went away before its
+ * answer was out (nginx's "client closed request"): never sent, so no client ever sees it.
+ */
+export const CLIENT_CLOSED_REQUEST = 499;
+
+/** Whether the client is gone: its connection closed, or its body ended short, before our answer was out. */
+function clientGone(req: IncomingMessage, res: ServerResponse): boolean {
+  if (res.writableFinished) return false;
+  return req.socket.destroyed || (req.destroyed && !req.complete);
 }

@@ -156,6 +156,7 @@ async function signIn(
     req.headers,
     req.socket.remoteAddress,
     requestLogFields(res),
+    deps.signin?.accessTokens,
   );
   if (caller.ok) return caller.value;
   sendError(res, caller.error, unauthorized);
@@ -186,9 +187,10 @@ async function callOptions(
     sendError(res, apiError('invalid_request', text, { issues: [{ path: '', message: text }] }));
     return undefined;
   }
-  const userId = headerValue(req.headers, HEADER.userId);
+  // A signed-in caller's user is the person (oidc:<sub>); X-Service-User-Id is not read then.
+  const userId = caller.userId ?? headerValue(req.headers, HEADER.userId);
   // Checked before anything is stored (the 2025-era capability memory keys on it).
-  if (userId !== undefined && !userIdSchema.safeParse(userId).success) {
+  if (caller.userId === undefined && userId !== undefined && !userIdSchema.safeParse(userId).success) {
     sendError(res, badHeader(BAD_USER_HEADER));
     return undefined;
   }
