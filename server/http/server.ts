@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type Server,
+  type ServerOptions,
+  type ServerResponse,
+} from 'node:http';
 import { type Span, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { apiError } from '../../shared/errors.ts';
 import { HEADER } from '../../shared/headers.ts';
@@ -27,7 +33,17 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
   const table = createRouteTable(createRoutes(deps, metrics));
   const tracer = deps.tracing?.tracer;
 
-  const server = createServer({ keepAliveTimeout: 5_000, ServerResponse: ToolgateResponse }, (req, res) => {
+  const { headersTimeoutMs, requestTimeoutMs } = deps.config;
+  const options: ServerOptions<typeof IncomingMessage, typeof ToolgateResponse> = {
+    keepAliveTimeout: 5_000,
+    ServerResponse: ToolgateResponse,
+    // A slow client is cut off with 408 (docs/reference.md "Limits"). Node checks the two times
+    // every connectionsCheckingInterval (30 s by default, which would double the 30 s): a tenth.
+    headersTimeout: headersTimeoutMs,
+    requestTimeout: requestTimeoutMs,
+    connectionsCheckingInterval: Math.min(1_000, Math.max(50, Math.floor(headersTimeoutMs / 10))),
+  };
+  const server = createServer(options, (req, res) => {
     const started = performance.now();
     const incoming = req.headers[HEADER.requestId];
     const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
