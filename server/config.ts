@@ -157,6 +157,11 @@ export const LIMITS = {
    * reach 66 KB each, so 1,000 of them would be tens of megabytes in one answer).
    */
   toolsPageBytes: 4 * 1024 * 1024,
+  /**
+   * Tools an MCP server may list (docs/reference.md "Apps from MCP servers"): real servers list tens;
+   * GitHub's whole REST API is 1,223 operations. Past it the registration is refused, not cut.
+   */
+  mcpServerMaxTools: 5_000,
 } as const;
 
 /** The settings, or the first variable that is wrong and what is wrong with it. */
