@@ -1,5 +1,6 @@
 // `npm run build` (also run by `postinstall`): generates the Prisma client into
-// server/db/generated, then bundles the server into dist/server/ so that
+// server/db/generated, builds the web console into dist/console/ (scripts/build-console.mjs),
+// and bundles the server into dist/server/ so that
 // `npm start` is one plain `node` process that loads already-built code, writes nothing into the
 // installation and receives its signals itself. Plain JavaScript: it runs before anything is built.
 //
@@ -17,6 +18,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { buildConsole } from './build-console.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const outdir = `${root}dist/server`;
@@ -82,6 +84,14 @@ if (!built) {
   process.stderr.write('toolgate: build failed\n');
   process.exit(1);
 }
+// The web console (scripts/build-console.mjs), into dist/console. --bundle-only leaves a console
+// already built alone: tests that rebuild the server bundle run beside tests serving the console.
+try {
+  if (!bundleOnly || !existsSync(`${root}dist/console/index.html`)) await buildConsole(root);
+} catch {
+  process.stderr.write('toolgate: console build failed\n'); // esbuild has printed the errors
+  process.exit(1);
+}
 process.stdout.write(
-  `toolgate: built dist/server in ${Math.round(performance.now() - started)} ms (npm start runs it)\n`,
+  `toolgate: built dist/server and dist/console in ${Math.round(performance.now() - started)} ms (npm start runs it)\n`,
 );

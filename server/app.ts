@@ -6,6 +6,7 @@ import { ApiKeyVerifier } from './auth/authenticate.ts';
 import { SlidingWindowLimiter } from './auth/rate-limit.ts';
 import { type Clock, systemClock } from './clock.ts';
 import { type Config, LIMITS } from './config.ts';
+import { ConsoleSessions } from './console/sessions.ts';
 import { createEnvelope, createKms } from './crypto/envelope.ts';
 import { countKmsCalls } from './crypto/kms/count-calls.ts';
 import { type OpenOptions, openDatabase } from './db/database.ts';
@@ -20,6 +21,7 @@ import { IssuerPolicy } from './oauth/issuer.ts';
 import { createRefreshFlights } from './oauth/refresh-flights.ts';
 import { OAuthStateRepository } from './oauth/state-repository.ts';
 import { ToolSearch } from './search/service.ts';
+import { createSignin } from './signin/signin.ts';
 
 export interface App {
   deps: AppDeps;
@@ -65,6 +67,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     refreshes: createRefreshFlights(),
     states: new OAuthStateRepository(db.prisma, logger),
     issuers: new IssuerPolicy(logger),
+    consoleSessions: new ConsoleSessions(db.prisma, clock, config.adminKey),
+    signin: createSignin(config, db.prisma, clock),
   };
   deps.idempotency.startPurging();
   const server = createHttpServer(deps, deps.metrics);
@@ -103,6 +107,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         // (perhaps a rotated refresh token) must reach the database before the database closes.
         await deps.refreshes.settled();
         await deps.idempotency.close();
+        await deps.signin?.close();
         await db.close();
       })();
       return closing;

@@ -77,6 +77,12 @@ const envSchema = z
     UPSTREAM_TIMEOUT_MS: integer(1, 600_000).default(30_000),
     RATE_LIMIT_PER_KEY_PER_MIN: integer(0, 10_000_000).default(600),
     LOG_LEVEL: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+    LOGIN_OIDC_ISSUER: z
+      .url({ protocol: /^https?$/, error: 'must be the absolute http(s) URL of an OpenID Connect issuer' })
+      .optional(),
+    LOGIN_OIDC_CLIENT_ID: z.string().trim().min(1, 'must not be empty').optional(),
+    LOGIN_OIDC_CLIENT_SECRET: z.string().min(1, 'must not be empty').optional(),
+    CIMD_ALLOW_HTTP_LOOPBACK: z.enum(['0', '1'], { error: 'must be 0 or 1' }).default('0'),
   })
   .superRefine((env, ctx) => {
     if (env.KMS === 'azure-key-vault' && !env.AZURE_KEY_VAULT_KEY_ID) {
@@ -84,6 +90,16 @@ const envSchema = z
         code: 'custom',
         path: ['AZURE_KEY_VAULT_KEY_ID'],
         message: 'is required when KMS=azure-key-vault',
+      });
+    }
+    // Sign-in is all or nothing: a provider without its client (or the reverse) is a typo, not a choice.
+    const login = ['LOGIN_OIDC_ISSUER', 'LOGIN_OIDC_CLIENT_ID', 'LOGIN_OIDC_CLIENT_SECRET'] as const;
+    const missing = login.find((name) => env[name] === undefined);
+    if (missing && login.some((name) => env[name] !== undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [missing],
+        message: `is required with the other LOGIN_OIDC_* variables (${login.join(', ')})`,
       });
     }
   });
@@ -108,6 +124,13 @@ export interface Config {
   upstreamTimeoutMs: number;
   rateLimitPerKeyPerMin: number;
   logLevel: (typeof LOG_LEVELS)[number];
+  /**
+   * The OpenID Connect provider people sign in with (docs/reference.md "MCP sign-in"); undefined
+   * turns MCP sign-in off: its paths answer 404 and /mcp takes API keys only.
+   */
+  login: { issuer: string; clientId: string; clientSecret: string } | undefined;
+  /** Admit http loopback Client ID Metadata Documents (development, tests). */
+  cimdAllowHttpLoopback: boolean;
 }
 
 /** Fixed limits (docs/reference.md "Limits") and internal timings: the one home of each number. */
@@ -162,6 +185,8 @@ export const LIMITS = {
    * GitHub's whole REST API is 1,223 operations. Past it the registration is refused, not cut.
    */
   mcpServerMaxTools: 5_000,
+  /** A web console session ends this long after sign-in, whatever happens (it ends sooner with its key). */
+  consoleSessionMs: 12 * 60 * 60 * 1000,
 } as const;
 
 /** The settings, or the first variable that is wrong and what is wrong with it. */
@@ -207,5 +232,14 @@ export function loadConfig(env: NodeJS.ProcessEnv): ConfigResult {
     upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
     rateLimitPerKeyPerMin: e.RATE_LIMIT_PER_KEY_PER_MIN,
     logLevel: e.LOG_LEVEL,
+    login:
+      e.LOGIN_OIDC_ISSUER && e.LOGIN_OIDC_CLIENT_ID && e.LOGIN_OIDC_CLIENT_SECRET
+        ? {
+            issuer: e.LOGIN_OIDC_ISSUER,
+            clientId: e.LOGIN_OIDC_CLIENT_ID,
+            clientSecret: e.LOGIN_OIDC_CLIENT_SECRET,
+          }
+        : undefined,
+    cimdAllowHttpLoopback: e.CIMD_ALLOW_HTTP_LOOPBACK === '1',
   });
 }

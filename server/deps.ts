@@ -4,6 +4,7 @@ import type { ApiKeyVerifier } from './auth/authenticate.ts';
 import type { SlidingWindowLimiter } from './auth/rate-limit.ts';
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
+import type { ConsoleSessions } from './console/sessions.ts';
 import type { Envelope } from './crypto/envelope.ts';
 import type { Database } from './db/database.ts';
 import type { IdempotencyService } from './idempotency/service.ts';
@@ -13,6 +14,7 @@ import type { IssuerPolicy } from './oauth/issuer.ts';
 import type { RefreshFlights } from './oauth/refresh-flights.ts';
 import type { OAuthStateRepository } from './oauth/state-repository.ts';
 import type { ToolSearch } from './search/service.ts';
+import type { Signin } from './signin/signin.ts';
 
 /** What lives as long as the server: built once in app.ts, shared by every request. */
 export interface AppDeps {
@@ -37,4 +39,8 @@ export interface AppDeps {
   states: OAuthStateRepository;
   /** RFC 9207 `iss` checks of the OAuth callback, with the providers' metadata cached. */
   issuers: IssuerPolicy;
+  /** Web console sign-ins: an admin key exchanged for a session cookie (console/sessions.ts). */
+  consoleSessions: ConsoleSessions;
+  /** MCP sign-in (docs/reference.md "MCP sign-in"); undefined when LOGIN_OIDC_* are unset. */
+  signin: Signin | undefined;
 }

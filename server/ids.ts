@@ -12,6 +12,11 @@ export const ID_PREFIX = {
   client: 'cli',
   connection: 'con',
   oauthState: 'ost',
+  /** A URL-elicitation link of a signed-in person (/oauth/start/{id}). */
+  oauthStart: 'osl',
+  signinGrant: 'sgr',
+  signinLogin: 'sgl',
+  signinRequest: 'sar',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

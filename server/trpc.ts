@@ -1,7 +1,8 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { ErrorCode } from '../shared/errors.ts';
-import { authenticateAgent, authenticateKey } from './auth/agent.ts';
+import { authenticateAdmin } from './auth/admin.ts';
+import { authenticateAgent } from './auth/agent.ts';
 import { hasScope, SCOPE } from './auth/scopes.ts';
 import type { Context } from './context.ts';
 import { ApiProblem, keyLacksScope } from './errors.ts';
@@ -69,13 +70,6 @@ export const AGENT_ERRORS: readonly ErrorCode[] = ['invalid_api_key', 'invalid_c
 /** The codes an admin route's sign-in answers (for `meta.errors`). */
 export const ADMIN_ERRORS: readonly ErrorCode[] = ['invalid_api_key', 'rbac_denied'];
 
-/** Any valid API key (or the bootstrap admin key). */
-export const keyProcedure = publicProcedure.use(async function requireApiKey({ ctx, next }) {
-  const key = await authenticateKey(ctx.deps.keys, ctx.headers, ctx.remoteAddress, ctx.logFields);
-  if (!key.ok) throw new ApiProblem(key.error);
-  return next({ ctx: { principal: key.value } });
-});
-
 /** An agent call: a key plus the client it was issued to (auth/agent.ts). */
 export const agentProcedure = publicProcedure.use(async function requireAgent({ ctx, next }) {
   const caller = await authenticateAgent(ctx.deps.keys, ctx.headers, ctx.remoteAddress, ctx.logFields);
@@ -90,7 +84,15 @@ export function requireScope(scopes: readonly string[], scope: string): void {
   }
 }
 
-export const adminProcedure = keyProcedure.use(async function requireAdmin({ ctx, next }) {
-  requireScope(ctx.principal.scopes, SCOPE.admin);
-  return next();
+/** An admin call: a key with scope `admin`, or a web console session (auth/admin.ts). */
+export const adminProcedure = publicProcedure.use(async function requireAdmin({ ctx, type, next }) {
+  const admin = await authenticateAdmin(ctx.deps, {
+    headers: ctx.headers,
+    remoteAddress: ctx.remoteAddress,
+    logFields: ctx.logFields,
+    changesState: type !== 'query',
+  });
+  if (!admin.ok) throw new ApiProblem(admin.error);
+  requireScope(admin.value.scopes, SCOPE.admin);
+  return next({ ctx: { principal: admin.value } });
 });

@@ -94,6 +94,7 @@ export type AppRouter = TRPCBuiltRouter<
         remove: Mutation<typeof appIdInput, typeof okOutput>;
         refresh: Mutation<typeof appIdInput, typeof putAppOutput>;
       };
+      tools: { list: Query<typeof listToolsInput, typeof listToolsOutput> };
     };
   }
 >;

@@ -22,6 +22,31 @@ export function hasBody(req: IncomingMessage): boolean {
 }
 
 /**
+ * Reads an `application/x-www-form-urlencoded` body of at most `limit` bytes (the OAuth endpoints,
+ * RFC 6749 §3.2). No body reads as an empty form.
+ */
+export async function readFormBody(
+  req: IncomingMessage,
+  limit: number,
+): Promise<Result<URLSearchParams, 'payload_too_large' | 'unsupported_media_type'>> {
+  if (!hasBody(req)) return ok(new URLSearchParams());
+  if (essence(req.headers['content-type'] ?? '') !== 'application/x-www-form-urlencoded') {
+    req.resume();
+    return err('unsupported_media_type');
+  }
+  if (Number(req.headers['content-length'] ?? Number.NaN) > limit) {
+    drain(req, limit);
+    return err('payload_too_large');
+  }
+  const read = await readUpTo(req, limit);
+  if (read.over) {
+    drain(req, limit);
+    return err('payload_too_large');
+  }
+  return ok(new URLSearchParams(read.bytes.toString('utf8')));
+}
+
+/**
  * Reads a JSON body of at most `limit` bytes. An oversize body is drained rather than cut off, so the
  * client reads the 413 instead of a reset connection; past 16× the limit the socket is dropped.
  */
@@ -99,7 +124,8 @@ function deepestNesting(text: string): number {
   return deepest;
 }
 
-function drain(req: IncomingMessage, limit: number): void {
+/** Reads and drops what is left of an oversize body (past 16× the limit the socket is dropped). */
+export function drain(req: IncomingMessage, limit: number): void {
   let seen = 0;
   req.on('data', (chunk: Buffer) => {
     seen += chunk.length;

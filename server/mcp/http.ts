@@ -14,6 +14,7 @@ import { bodyFailure, bodyFailureHeaders } from '../http/problem.ts';
 import { sendError, sendJson } from '../http/respond.ts';
 import type { RouteHandler, RouteRequest } from '../http/route-table.ts';
 import { lazyLogger, requestLogFields } from '../logger.ts';
+import { resourceMetadataUrl } from '../signin/paths.ts';
 import { rememberInitialize } from './clients.ts';
 import { MCP_CALL, MCP_MODES, type McpCall, type McpMode } from './context.ts';
 import { answerDirectCall, DirectCallRecognizer } from './direct-call.ts';
@@ -60,12 +61,17 @@ export function createMcpRoute(deps: AppDeps, options: { direct?: boolean } = {}
     onerror: (error) => logger.debug({ err: error }, 'mcp request refused'),
   });
   const guard = hostAndOriginGuard(config);
+  // With sign-in on, a 401 names the protected-resource metadata (RFC 9728 §5.1), where an MCP
+  // client finds this server's authorization server and signs its user in.
+  const unauthorized = deps.signin
+    ? { 'www-authenticate': `Bearer resource_metadata="${resourceMetadataUrl(config.publicUrl)}"` }
+    : UNAUTHORIZED;
 
   return async function handleMcp(req, res, request): Promise<void> {
     if (!guard(req, res)) return;
     const message = await readMessage(req, res, config.maxBodyBytes);
     if (!message) return;
-    const caller = await signIn(deps, req, res);
+    const caller = await signIn(deps, req, res, unauthorized);
     if (!caller) return;
     const call = await callOptions(deps, req, res, request, caller, message);
     if (!call) return;
@@ -75,14 +81,25 @@ export function createMcpRoute(deps: AppDeps, options: { direct?: boolean } = {}
 }
 
 /**
- * Step 1, the DNS-rebinding defence: a Host this server does not answer for, or a browser Origin
- * outside MCP_ALLOWED_ORIGINS, gets 403. True when the request may go on.
+ * Step 1, the DNS-rebinding defence (contract §9): a Host this server does not answer for, or a
+ * browser Origin that is neither PUBLIC_URL's, nor in MCP_ALLOWED_ORIGINS, nor — on a server that
+ * listens on loopback — an http loopback origin on any port, gets 403. True when the request may go
+ * on. A loopback server is reached only from its own machine, where a local page or tool on
+ * another port (the MCP Inspector, a dev UI) is the normal caller; a rebinding attack's page has a
+ * foreign origin, which stays refused.
  */
 function hostAndOriginGuard(config: Config): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const publicHost = new URL(config.publicUrl).hostname;
-  const allowedHosts = [publicHost];
-  if (LOOPBACK_HOSTS.has(config.host)) allowedHosts.push('localhost', '127.0.0.1', '[::1]');
-  const allowedOrigins = new Set(config.mcpAllowedOrigins);
+  const publicUrl = new URL(config.publicUrl);
+  const onLoopback = LOOPBACK_HOSTS.has(config.host);
+  const allowedHosts = [publicUrl.hostname];
+  if (onLoopback) allowedHosts.push('localhost', '127.0.0.1', '[::1]');
+  const allowedOrigins = new Set([publicUrl.origin, ...config.mcpAllowedOrigins]);
+  const originAllowed = (value: string): boolean => {
+    const origin = parseOrigin(value);
+    if (!origin) return false;
+    if (allowedOrigins.has(origin.origin)) return true;
+    return onLoopback && origin.protocol === 'http:' && LOOPBACK_HOSTS.has(origin.hostname);
+  };
   return (req, res) => {
     if (!validateHostHeader(headerValue(req.headers, 'host'), allowedHosts).ok) {
       req.resume();
@@ -90,7 +107,7 @@ function hostAndOriginGuard(config: Config): (req: IncomingMessage, res: ServerR
       return false;
     }
     const origin = req.headers.origin;
-    if (origin !== undefined && !allowedOrigins.has(originOf(origin))) {
+    if (origin !== undefined && !originAllowed(origin)) {
       req.resume();
       sendRpcError(res, 403, -32000, 'This Origin may not call /mcp (MCP_ALLOWED_ORIGINS).');
       return false;
@@ -128,7 +145,12 @@ async function readMessage(
 }
 
 /** Step 3: the key and its client, as every surface signs an agent in; undefined when refused (401). */
-async function signIn(deps: AppDeps, req: IncomingMessage, res: ServerResponse): Promise<Caller | undefined> {
+async function signIn(
+  deps: AppDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  unauthorized: Readonly<Record<string, string>>,
+): Promise<Caller | undefined> {
   const caller = await authenticateAgent(
     deps.keys,
     req.headers,
@@ -136,7 +158,7 @@ async function signIn(deps: AppDeps, req: IncomingMessage, res: ServerResponse):
     requestLogFields(res),
   );
   if (caller.ok) return caller.value;
-  sendError(res, caller.error, UNAUTHORIZED);
+  sendError(res, caller.error, unauthorized);
   return undefined;
 }
 
@@ -256,11 +278,11 @@ function appsFilter(values: string[]): ReadonlySet<string> | undefined | null {
   return new Set(ids);
 }
 
-function originOf(value: string): string {
+function parseOrigin(value: string): URL | undefined {
   try {
-    const origin = new URL(value).origin;
-    return origin === 'null' ? '' : origin;
+    const url = new URL(value);
+    return url.origin === 'null' ? undefined : url;
   } catch {
-    return '';
+    return undefined;
   }
 }

@@ -27,8 +27,8 @@ const MCP_OPERATION = {
     '`mode=auto|all|search` (search: only `search_tools` and `call_tool` are listed; auto, the default: search ' +
     'when the catalog holds more than MCP_MAX_LISTED_TOOLS tools). ' +
     'Both protocol eras are served (2026-07-28 without handshake; 2025-11-25 / 2025-06-18 with a stateless ' +
-    '`initialize`). GET and DELETE answer 405. A browser `Origin` outside MCP_ALLOWED_ORIGINS, or a foreign ' +
-    '`Host`, answers 403.',
+    "`initialize`). GET and DELETE answer 405. A browser `Origin` other than PUBLIC_URL's, one in " +
+    'MCP_ALLOWED_ORIGINS or (on a loopback server) an http loopback origin, or a foreign `Host`, answers 403.',
   parameters: [
     {
       name: 'apps',
@@ -61,7 +61,7 @@ const MCP_OPERATION = {
     },
     ...errorResponses(['invalid_api_key', 'invalid_client', 'method_not_allowed', 'internal_error']),
     '403': {
-      description: 'A browser Origin not in MCP_ALLOWED_ORIGINS, or a Host this server does not serve.',
+      description: 'A browser Origin this server does not admit, or a Host it does not serve.',
     },
   },
 };

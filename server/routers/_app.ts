@@ -3,6 +3,7 @@ import { apiKeysRouter } from './admin/apiKeys.ts';
 import { appsRouter } from './admin/apps.ts';
 import { clientsRouter } from './admin/clients.ts';
 import { redirectUrisRouter } from './admin/redirectUris.ts';
+import { adminToolsRouter } from './admin/tools.ts';
 import { connectionsRouter } from './agent/connections.ts';
 import { initiateOAuthProcedure } from './agent/initiateOAuth.ts';
 import { proxyProcedure } from './agent/proxy.ts';
@@ -18,6 +19,7 @@ export const appRouter = router({
     redirectUris: redirectUrisRouter,
     apiKeys: apiKeysRouter,
     apps: appsRouter,
+    tools: adminToolsRouter,
   }),
 });
 

@@ -393,3 +393,88 @@ describe('buildUpstreamRequest: never throws', () => {
     );
   });
 });
+
+// Issue 29: behaviours a mutation run of request.ts found unguarded.
+describe('buildUpstreamRequest: the defences and choices no other test holds', () => {
+  const LEAVES = {
+    ok: false,
+    error: [{ path: '', message: "The request would leave the operation's URL." }],
+  };
+
+  it('refuses, as a last check, a template whose own text would leave the operation’s URL', () => {
+    // The URL parser resolves the document's `..`: the request would address /v1/admin.
+    expect(buildUpstreamRequest(makeTool('/files/../admin', []), BASE, {})).toEqual(LEAVES);
+    expect(buildUpstreamRequest(makeTool('/files/%2e%2e/admin', []), BASE, {})).toEqual(LEAVES);
+    expect(urlOf(makeTool('/files/..admin', []), {})).toBe('http://api.example.test:8080/v1/files/..admin');
+  });
+
+  it('checks every segment a reserved expansion adds for "." and ".."', () => {
+    const t = makeTool('/files/{path}', [param('path', 'path', { allowReserved: true })]);
+    expect(urlOf(t, { path: 'docs/readme.md' })).toBe('http://api.example.test:8080/v1/files/docs/readme.md');
+    for (const path of ['docs/../secrets', 'docs/./x', 'docs//x', 'docs/..']) {
+      expect(buildUpstreamRequest(t, BASE, { path })).toEqual({
+        ok: false,
+        error: [
+          {
+            path: '/path',
+            message: 'Must not make an empty, "." or ".." path segment: it would address another resource.',
+          },
+        ],
+      });
+    }
+  });
+
+  it('fills each placeholder with its own path parameter, never a query parameter of the same name', () => {
+    const t = makeTool('/repos/{owner}/{repo}/items/{id}', [
+      param('id', 'query', { key: 'query_id' }),
+      param('repo', 'path'),
+      param('owner', 'path'),
+      param('id', 'path'),
+    ]);
+    expect(urlOf(t, { owner: 'octo', repo: 'hello', id: 'p1', query_id: 'q1' })).toBe(
+      'http://api.example.test:8080/v1/repos/octo/hello/items/p1?id=q1',
+    );
+  });
+
+  it('builds on an https base URL and drops any number of trailing slashes of its path', () => {
+    expect(urlOf(tool('getItem'), { itemId: 'a1' }, 'https://api.example.test/v1')).toBe(
+      'https://api.example.test/v1/items/a1',
+    );
+    expect(urlOf(tool('getItem'), { itemId: 'a1' }, 'http://api.example.test/v1///')).toBe(
+      'http://api.example.test/v1/items/a1',
+    );
+  });
+
+  it('answers the issues of a body it cannot write, and no request', () => {
+    const t = makeTool('/notes', [], {
+      method: 'POST',
+      body: { required: true, kind: 'text', contentType: 'text/plain' },
+    });
+    expect(buildUpstreamRequest(t, BASE, { body: { not: 'text' } })).toEqual({
+      ok: false,
+      error: [{ path: '/body', message: 'Must be a string.' }],
+    });
+  });
+
+  it('joins several cookie parameters into one Cookie header with "; "', () => {
+    const t = makeTool('/c', [param('a', 'cookie'), param('b', 'cookie')]);
+    const result = buildUpstreamRequest(t, BASE, { a: '1', b: 'two' });
+    expect(result.ok && result.value.headers).toEqual({ cookie: 'a=1; b=two' });
+  });
+
+  it('refuses lone surrogates inside arrays and object keys too', () => {
+    const t = makeTool('/s', [param('tags', 'query'), param('filter', 'query', { style: 'deepObject' })]);
+    const LONE = 'Must be well-formed Unicode text (it holds a lone surrogate).';
+    expect(buildUpstreamRequest(t, BASE, { tags: ['ok', 'b\uDC00'] })).toEqual({
+      ok: false,
+      error: [{ path: '/tags', message: LONE }],
+    });
+    expect(buildUpstreamRequest(t, BASE, { filter: { ['k\uD800']: 'v' } })).toEqual({
+      ok: false,
+      error: [{ path: '/filter', message: LONE }],
+    });
+    expect(urlOf(t, { tags: ['ok', '\uD83D\uDE00'] })).toBe(
+      'http://api.example.test:8080/v1/s?tags=ok&tags=%F0%9F%98%80',
+    );
+  });
+});

@@ -29,6 +29,8 @@ describe('loadConfig', () => {
         upstreamTimeoutMs: 30_000,
         rateLimitPerKeyPerMin: 600,
         logLevel: 'info',
+        login: undefined,
+        cimdAllowHttpLoopback: false,
       },
     });
   });
@@ -50,6 +52,10 @@ describe('loadConfig', () => {
       UPSTREAM_TIMEOUT_MS: '500',
       RATE_LIMIT_PER_KEY_PER_MIN: '0',
       LOG_LEVEL: 'warn',
+      LOGIN_OIDC_ISSUER: 'https://login.example/realms/x',
+      LOGIN_OIDC_CLIENT_ID: 'toolgate',
+      LOGIN_OIDC_CLIENT_SECRET: 'login-secret',
+      CIMD_ALLOW_HTTP_LOOPBACK: '1',
     });
     expect(result).toEqual({
       ok: true,
@@ -68,6 +74,12 @@ describe('loadConfig', () => {
         upstreamTimeoutMs: 500,
         rateLimitPerKeyPerMin: 0,
         logLevel: 'warn',
+        login: {
+          issuer: 'https://login.example/realms/x',
+          clientId: 'toolgate',
+          clientSecret: 'login-secret',
+        },
+        cimdAllowHttpLoopback: true,
       },
     });
   });
@@ -98,6 +110,17 @@ describe('loadConfig', () => {
       'must be a whole number from 0 to 10000000',
     ],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL', 'must be one of fatal, error, warn, info, debug, trace, silent'],
+    [
+      { LOGIN_OIDC_ISSUER: 'login.example' },
+      'LOGIN_OIDC_ISSUER',
+      'must be the absolute http(s) URL of an OpenID Connect issuer',
+    ],
+    [
+      { LOGIN_OIDC_ISSUER: 'https://login.example', LOGIN_OIDC_CLIENT_ID: 'toolgate' },
+      'LOGIN_OIDC_CLIENT_SECRET',
+      'is required with the other LOGIN_OIDC_* variables (LOGIN_OIDC_ISSUER, LOGIN_OIDC_CLIENT_ID, LOGIN_OIDC_CLIENT_SECRET)',
+    ],
+    [{ CIMD_ALLOW_HTTP_LOOPBACK: 'yes' }, 'CIMD_ALLOW_HTTP_LOOPBACK', 'must be 0 or 1'],
   ])('rejects %j naming %s', (env, variable, problem) => {
     expect(loadConfig(env)).toEqual({ ok: false, error: { variable, problem } });
   });

@@ -5,6 +5,7 @@ import { type Database, openDatabase } from '../../server/db/database.ts';
 import { purgeExpired, startPurger } from '../../server/idempotency/purge.ts';
 import { ADMIN_SCOPE, IdempotencyService, scopeOf } from '../../server/idempotency/service.ts';
 import { idempotencySettings } from '../../server/idempotency/settings.ts';
+import { IdempotencyStore } from '../../server/idempotency/store.ts';
 import { createLogger } from '../../server/logger.ts';
 import { createTestDatabase, describeBackends, type TestDatabase } from '../support/db.ts';
 
@@ -216,5 +217,105 @@ describeBackends('idempotency service and store', (backend) => {
       (await db.prisma.idempotencyRecord.findMany({ where: { apiKeyId: 'key_p' } })).map((r) => r.key).sort(),
     ).toEqual(['live-0', 'live-1', 'live-2', 'live-3', 'live-4']);
     expect(await service.purge()).toBe(0);
+  });
+
+  // Issue 29: the claim loop's rare turns and the purge timer, each a surviving mutant before.
+  it('claims a record that was released between its failed insert and its read', async () => {
+    await db.prisma.idempotencyRecord.create({
+      data: {
+        apiKeyId: 'key_s',
+        key: 'vanish',
+        fingerprint: 'fp',
+        state: 'in_progress',
+        owner: 'another-run',
+        leaseUntil: new Date(clock.now() + settings.leaseMs),
+        createdAt: new Date(clock.now()),
+        expiresAt: new Date(clock.now() + settings.ttlMs),
+      },
+    });
+    const insert = IdempotencyStore.prototype.insert;
+    // The other run releases its record right after our insert lost to it.
+    const spy = vi.spyOn(IdempotencyStore.prototype, 'insert').mockImplementationOnce(async function (
+      this: IdempotencyStore,
+      ...args
+    ) {
+      const inserted = await insert.apply(this, args);
+      await db.prisma.idempotencyRecord.delete({
+        where: { apiKeyId_key: { apiKeyId: 'key_s', key: 'vanish' } },
+      });
+      return inserted;
+    });
+    try {
+      let runs = 0;
+      const outcome = await service.run(slot('vanish'), 'fp', async () => {
+        runs += 1;
+        return ok({ ran: true });
+      });
+      expect(outcome).toEqual({ ok: true, value: { replayed: false, answer: ok({ ran: true }) } });
+      expect(runs).toBe(1);
+      expect(spy).toHaveBeenCalledTimes(2);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('answers in_progress without running when every claim round is lost to another run', async () => {
+    await db.prisma.idempotencyRecord.create({
+      data: {
+        apiKeyId: 'key_s',
+        key: 'contested',
+        fingerprint: 'fp',
+        state: 'done',
+        leaseUntil: new Date(clock.now() - 1),
+        responseStatus: 200,
+        responseBody: '{}',
+        createdAt: new Date(clock.now() - settings.ttlMs),
+        expiresAt: new Date(clock.now()), // its 24 hours are over: claimable
+      },
+    });
+    // Each replacement of the expired record is won by another run first.
+    const replace = vi.spyOn(IdempotencyStore.prototype, 'replaceExpired').mockResolvedValue(false);
+    const insert = vi.spyOn(IdempotencyStore.prototype, 'insert');
+    try {
+      let runs = 0;
+      const outcome = await service.run(slot('contested'), 'fp', async () => {
+        runs += 1;
+        return ok();
+      });
+      expect(outcome).toEqual({ ok: false, error: 'in_progress' });
+      expect(runs).toBe(0);
+      expect(insert).toHaveBeenCalledTimes(4);
+      expect(replace).toHaveBeenCalledTimes(4);
+    } finally {
+      replace.mockRestore();
+      insert.mockRestore();
+    }
+  });
+
+  it('purges off a timer started once, and stops purging on close', async () => {
+    const purging = new IdempotencyService(db.prisma, clock, logger, { ...settings, purgeIntervalMs: 5 });
+    const passes = vi.spyOn(purging, 'purge');
+    await db.prisma.idempotencyRecord.create({
+      data: {
+        apiKeyId: 'key_t',
+        key: 'old',
+        fingerprint: 'fp',
+        state: 'done',
+        leaseUntil: new Date(clock.now() - 1),
+        responseStatus: 200,
+        responseBody: '{}',
+        createdAt: new Date(clock.now() - settings.ttlMs - 1),
+        expiresAt: new Date(clock.now() - 1),
+      },
+    });
+    purging.startPurging();
+    purging.startPurging(); // a second start keeps the one timer
+    await vi.waitFor(async () =>
+      expect(await db.prisma.idempotencyRecord.count({ where: { apiKeyId: 'key_t' } })).toBe(0),
+    );
+    await purging.close();
+    const stoppedAt = passes.mock.calls.length;
+    await sleep(50); // ten intervals: a timer left running would have purged again
+    expect(passes.mock.calls.length).toBe(stoppedAt);
   });
 });

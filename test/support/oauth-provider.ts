@@ -76,8 +76,11 @@ export interface OAuthProviderFixture {
   revokeGrants(account?: string): Promise<void>;
   /** The access tokens issued so far (to `account`) stop working; refresh tokens keep working. */
   revokeAccessTokens(account?: string): Promise<void>;
-  /** The next `count` token-endpoint requests answer `status` (default 503) without being processed. */
-  failTokenEndpoint(count: number, status?: number): void;
+  /**
+   * The next `count` token-endpoint requests answer `status` (default 503) with the RFC 6749 §5.2
+   * `error` code given (default `temporarily_unavailable`), without being processed.
+   */
+  failTokenEndpoint(count: number, status?: number, error?: string): void;
   /** The token endpoint answers after `ms` milliseconds (0: at once). */
   delayTokenEndpoint(ms: number): void;
   /**
@@ -98,7 +101,7 @@ export async function startOAuthProvider(options: OAuthProviderOptions): Promise
   const seen = new Set<string>();
   /** grant id → account, for revoking one user's grants. */
   const grants = new Map<string, string>();
-  let failures: { remaining: number; status: number } = { remaining: 0, status: 503 };
+  let failures = { remaining: 0, status: 503, error: 'temporarily_unavailable' };
   let delayMs = 0;
   let answerDelayMs = 0;
 
@@ -208,7 +211,7 @@ export async function startOAuthProvider(options: OAuthProviderOptions): Promise
         failures.remaining -= 1;
         ctx.status = failures.status;
         ctx.type = 'application/json';
-        ctx.body = JSON.stringify({ error: 'temporarily_unavailable', note: 'injected by the test' });
+        ctx.body = JSON.stringify({ error: failures.error, note: 'injected by the test' });
         return;
       }
       await next();
@@ -276,8 +279,8 @@ export async function startOAuthProvider(options: OAuthProviderOptions): Promise
         if (account === undefined || owner === account) await provider.AccessToken.adapter.destroy(token);
       }
     },
-    failTokenEndpoint: (count, status = 503) => {
-      failures = { remaining: count, status };
+    failTokenEndpoint: (count, status = 503, error = 'temporarily_unavailable') => {
+      failures = { remaining: count, status, error };
     },
     delayTokenEndpoint: (ms) => {
       delayMs = ms;

@@ -1,0 +1,207 @@
+// The refresh's less travelled paths (issue 29): each test pins a behaviour that a mutation of
+// server/oauth/refresh.ts showed no other test holds. Real parts throughout: the oidc-provider
+// fixture, the server's own dependencies, PGlite and PostgreSQL.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LIMITS } from '../../server/config.ts';
+import { findGrant, type GrantKey, openTokens } from '../../server/oauth/grants.ts';
+import { isOAuthApp, type OAuthApp } from '../../server/oauth/provider.ts';
+import { refreshGrant } from '../../server/oauth/refresh.ts';
+import { describeBackends, hasPostgres } from '../support/db.ts';
+import { APP_ID, type Harness, redirectQuery, startHarness } from './harness.ts';
+
+const INTO_REFRESH_WINDOW = 300_000 - LIMITS.refreshSkewMs;
+
+async function connected(h: Harness, userId: string): Promise<void> {
+  expect(redirectQuery(await h.connect(userId)).get('status')).toBe('success');
+}
+
+function keyOf(h: Harness, userId: string): GrantKey {
+  return { clientId: h.agent.clientId, userId, appId: APP_ID };
+}
+
+async function demoApp(h: Harness): Promise<OAuthApp> {
+  const app = await h.server.app.deps.apps.get(APP_ID);
+  if (!app || !isOAuthApp(app)) throw new Error('demo is not an oauth2 app');
+  return app;
+}
+
+/** The access token stored for a user's grant, as the server would open it. */
+async function storedToken(h: Harness, userId: string): Promise<string> {
+  const { deps } = h.server.app;
+  const row = await findGrant(deps.db.prisma, keyOf(h, userId));
+  if (!row) throw new Error(`no grant for ${userId}`);
+  return (await openTokens(deps.envelope, keyOf(h, userId), row.credential)).access_token;
+}
+
+const REAUTH_BODY = {
+  ok: false,
+  error: 'auth_required',
+  message: expect.any(String),
+  auth_endpoint: '/initiateOAuth',
+  app_id: APP_ID,
+  reauth_required: true,
+};
+
+describeBackends('end-user OAuth: the refresh’s other paths', (backend) => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness(backend.name, { env: { UPSTREAM_TIMEOUT_MS: '5000' } });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('refreshes two users’ grants at the same time each with its own token', async () => {
+    await connected(h, 'twin-a');
+    await connected(h, 'twin-b');
+    const seen = [await storedToken(h, 'twin-a'), await storedToken(h, 'twin-b')];
+    h.clock.advance(INTO_REFRESH_WINDOW);
+    const refreshes = h.provider.counts.refresh_token;
+    const app = await demoApp(h);
+    h.provider.delayTokenEndpoint(100); // both in flight at once
+    let outcomes: Awaited<ReturnType<typeof refreshGrant>>[];
+    try {
+      outcomes = await Promise.all([
+        refreshGrant(h.server.app.deps, app, keyOf(h, 'twin-a'), seen[0] as string),
+        refreshGrant(h.server.app.deps, app, keyOf(h, 'twin-b'), seen[1] as string),
+      ]);
+    } finally {
+      h.provider.delayTokenEndpoint(0);
+    }
+    expect(h.provider.counts.refresh_token).toBe(refreshes + 2);
+    const tokens = outcomes.map((outcome) => (outcome.ok ? outcome.value.accessToken : outcome.error.kind));
+    expect(await Promise.all(tokens.map((token) => h.provider.accountOf(token)))).toEqual([
+      'twin-a',
+      'twin-b',
+    ]);
+  });
+
+  it.each(['invalid_client', 'unauthorized_client'])(
+    'marks the grant reauth_required when the token endpoint answers %s',
+    async (code) => {
+      const user = `refused-${code}`;
+      await connected(h, user);
+      h.clock.advance(INTO_REFRESH_WINDOW);
+      h.provider.failTokenEndpoint(1, 400, code);
+      const reply = await h.proxy(user);
+      expect(reply.status).toBe(401);
+      expect(reply.body).toEqual(REAUTH_BODY);
+      expect((await h.connections(user)).body.connections[0].status).toBe('reauth_required');
+    },
+  );
+
+  it('keeps the grant when the token endpoint answers another OAuth error (502), and refreshes next time', async () => {
+    await connected(h, 'scoped-out');
+    h.clock.advance(INTO_REFRESH_WINDOW);
+    h.provider.failTokenEndpoint(1, 400, 'invalid_scope');
+    const reply = await h.proxy('scoped-out');
+    expect(reply.status).toBe(502);
+    expect(reply.body).toEqual({
+      ok: false,
+      error: 'upstream_error',
+      message: 'The token endpoint answered 400 to a refresh.',
+      upstream_status: 400,
+      upstream_body: JSON.stringify({ error: 'invalid_scope', note: 'injected by the test' }),
+    });
+    expect((await h.connections('scoped-out')).body.connections[0].status).toBe('active');
+    expect((await h.proxy('scoped-out')).status).toBe(200);
+  });
+
+  it('takes the scopes of the refresh answer', async () => {
+    await connected(h, 'rescoped');
+    const granted = (await h.connections('rescoped')).body.connections[0].scopes as string[];
+    expect(granted.length).toBeGreaterThan(0);
+    // What the grant says now differs from what the provider will answer.
+    await h.server.app.deps.db.prisma.connection.updateMany({
+      where: { clientId: h.agent.clientId, userId: 'rescoped', appId: APP_ID },
+      data: { scopes: [...granted, 'stale:scope'] },
+    });
+    h.clock.advance(INTO_REFRESH_WINDOW);
+    const refreshes = h.provider.counts.refresh_token;
+    expect((await h.proxy('rescoped')).status).toBe(200);
+    expect(h.provider.counts.refresh_token).toBe(refreshes + 1);
+    expect((await h.connections('rescoped')).body.connections[0].scopes).toEqual(granted);
+  });
+
+  it('uses the token someone else stored meanwhile instead of asking the provider', async () => {
+    await connected(h, 'latecomer');
+    const current = await storedToken(h, 'latecomer');
+    const refreshes = h.provider.counts.refresh_token;
+    // The caller saw an older token; the stored one is fresh: it is the answer, at no cost.
+    const outcome = await refreshGrant(
+      h.server.app.deps,
+      await demoApp(h),
+      keyOf(h, 'latecomer'),
+      'an-older-access-token',
+    );
+    expect(outcome).toEqual({ ok: true, value: { accessToken: current, scopes: expect.any(Array) } });
+    expect(h.provider.counts.refresh_token).toBe(refreshes);
+  });
+
+  it('answers auth_required for a grant deleted and reauth_required for one deactivated before the lock', async () => {
+    const app = await demoApp(h);
+    const refreshes = h.provider.counts.refresh_token;
+    expect(await refreshGrant(h.server.app.deps, app, keyOf(h, 'never-connected'), 'x')).toEqual({
+      ok: false,
+      error: { kind: 'auth_required' },
+    });
+    await connected(h, 'deactivated');
+    const seen = await storedToken(h, 'deactivated');
+    await h.server.app.deps.db.prisma.connection.updateMany({
+      where: { clientId: h.agent.clientId, userId: 'deactivated', appId: APP_ID },
+      data: { status: 'reauth_required' },
+    });
+    h.clock.advance(INTO_REFRESH_WINDOW);
+    expect(await refreshGrant(h.server.app.deps, app, keyOf(h, 'deactivated'), seen)).toEqual({
+      ok: false,
+      error: { kind: 'reauth_required' },
+    });
+    expect(h.provider.counts.refresh_token).toBe(refreshes);
+  });
+});
+
+// A database fault before the provider is asked spends nothing: the refresh tries once more.
+describe.runIf(hasPostgres())('refresh when the lock connection dies early [postgres]', () => {
+  let h: Harness;
+  let admin: pg.Client;
+  beforeAll(async () => {
+    h = await startHarness('postgres', { env: { UPSTREAM_TIMEOUT_MS: '5000' } });
+    admin = new pg.Client({ connectionString: h.server.databaseUrl });
+    await admin.connect();
+  });
+  afterAll(async () => {
+    await admin?.end();
+    await h?.close();
+  });
+
+  /** The backend waiting for the grant's row lock (the refresh's transaction). */
+  async function lockWaiter(): Promise<number> {
+    for (;;) {
+      const { rows } = await admin.query<{ pid: number }>(
+        `SELECT pid FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
+      );
+      if (rows[0]) return rows[0].pid;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  it('retries once on a fresh connection and refreshes once', async () => {
+    await connected(h, 'retried');
+    h.clock.advance(INTO_REFRESH_WINDOW);
+    const refreshes = h.provider.counts.refresh_token;
+    await admin.query('BEGIN');
+    await admin.query('SELECT id FROM connections WHERE user_id = $1 FOR UPDATE', ['retried']);
+    const pending = h.proxy('retried');
+    const pid = await lockWaiter();
+    const { rows } = await admin.query<{ ok: boolean }>('SELECT pg_terminate_backend($1) AS ok', [pid]);
+    expect(rows[0]?.ok).toBe(true);
+    await admin.query('COMMIT');
+    const reply = await pending;
+    expect(reply.status).toBe(200);
+    expect(reply.body.data).toEqual({ id: 'user-1', name: 'Ada' });
+    expect(h.provider.counts.refresh_token).toBe(refreshes + 1);
+    expect((await h.connections('retried')).body.connections[0].status).toBe('active');
+  });
+});
