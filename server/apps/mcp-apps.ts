@@ -48,6 +48,8 @@ export async function putMcpApp(
     ({ publicAuth, secret } = found.value);
   } else {
     ({ publicAuth, secret } = splitSecret(input.auth as Exclude<typeof input.auth, { discover: true }>));
+    // RFC 8707: an MCP server's tokens are asked for that server (MCP authorization).
+    if (publicAuth.type === 'oauth2') publicAuth = { ...publicAuth, resource: url };
   }
   return readAndStore(deps, { appId: input.appId, provider: input.provider, url, publicAuth, secret, now });
 }

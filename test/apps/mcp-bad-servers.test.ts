@@ -18,7 +18,8 @@ describe('registering bad MCP servers', () => {
 
   beforeAll(async () => {
     server = await startServer('pglite', {
-      env: { MAX_UPSTREAM_BODY_BYTES: String(LIMIT), UPSTREAM_TIMEOUT_MS: '2000' },
+      // Generous: under a loaded CI machine a real answer may take seconds; the hang case waits this long.
+      env: { MAX_UPSTREAM_BODY_BYTES: String(LIMIT), UPSTREAM_TIMEOUT_MS: '8000' },
     });
   }, 60_000);
 
@@ -80,9 +81,10 @@ describe('registering bad MCP servers', () => {
     const reply = await register('hangs', hanging.url);
     expect(reply.status).toBe(400);
     expect(reply.body).toEqual(refusedAtUrl('The MCP server did not answer in time (UPSTREAM_TIMEOUT_MS).'));
-    expect(performance.now() - started).toBeLessThan(15_000);
+    // Refused at the time-out (8 s), not after the SDK's own minute.
+    expect(performance.now() - started).toBeLessThan(30_000);
     await expectNotStored('hangs');
-  });
+  }, 60_000);
 
   it('nothing listening: 502 upstream_unreachable', async () => {
     const port = await freePort();
