@@ -68,7 +68,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     states: new OAuthStateRepository(db.prisma, logger),
     issuers: new IssuerPolicy(logger),
     consoleSessions: new ConsoleSessions(db.prisma, clock, config.adminKey),
-    signin: createSignin(config, db.prisma, clock),
+    signin: createSignin({ config, prisma: db.prisma, envelope, clock, logger }),
   };
   deps.idempotency.startPurging();
   const server = createHttpServer(deps, deps.metrics);

@@ -185,6 +185,12 @@ export const LIMITS = {
    * GitHub's whole REST API is 1,223 operations. Past it the registration is refused, not cut.
    */
   mcpServerMaxTools: 5_000,
+  /**
+   * Bytes of a refused or unread request body still read after the answer, so the client reads
+   * the answer (a 413…) instead of meeting a closed socket (EPIPE) while it is still sending;
+   * past them the connection is closed (issue 23: 4 of 300 over-limit bodies ended in EPIPE).
+   */
+  drainBytes: 16 * 1024 * 1024,
   /** A web console session ends this long after sign-in, whatever happens (it ends sooner with its key). */
   consoleSessionMs: 12 * 60 * 60 * 1000,
 } as const;

@@ -12,6 +12,8 @@ import type {
   createApiKeyInput,
   createApiKeyOutput,
   createClientInput,
+  listAdminConnectionsInput,
+  listAdminConnectionsOutput,
   listApiKeysInput,
   listApiKeysOutput,
   listClientsOutput,
@@ -19,6 +21,7 @@ import type {
   listRedirectUrisOutput,
   okOutput,
   redirectUriOutput,
+  removeAdminConnectionInput,
   removeRedirectUriInput,
   revokeApiKeyInput,
 } from '../../shared/schemas/admin.ts';
@@ -95,6 +98,10 @@ export type AppRouter = TRPCBuiltRouter<
         refresh: Mutation<typeof appIdInput, typeof putAppOutput>;
       };
       tools: { list: Query<typeof listToolsInput, typeof listToolsOutput> };
+      connections: {
+        list: Query<typeof listAdminConnectionsInput, typeof listAdminConnectionsOutput>;
+        remove: Mutation<typeof removeAdminConnectionInput, typeof okOutput>;
+      };
     };
   }
 >;

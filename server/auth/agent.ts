@@ -25,6 +25,17 @@ export interface Caller {
   userId?: string;
 }
 
+/**
+ * Bearer credentials other than API keys that a surface accepts: the access tokens of MCP sign-in
+ * (signin/access-tokens.ts), which only /mcp hands in. `claims` says whether a bearer value has
+ * the verifier's shape (so it never reaches the API-key check); `verify` answers its caller, or
+ * undefined for an unknown, expired or revoked token.
+ */
+export interface BearerTokens {
+  claims(token: string): boolean;
+  verify(token: string): Promise<Caller | undefined>;
+}
+
 /** 401 invalid_api_key: the one answer to a missing, malformed, unknown or revoked key. */
 export function invalidApiKey(): ErrorBody<'invalid_api_key'> {
   return apiError('invalid_api_key', 'The API key is missing, malformed, unknown or revoked.');
@@ -57,14 +68,30 @@ export async function authenticateKey(
 
 /**
  * An agent's key plus the client it was issued to (X-Service-Client-Id), or 401: invalid_api_key
- * first, then invalid_client. `logFields`, when given, learns the key and its client.
+ * first, then invalid_client. `logFields`, when given, learns the key and its client. `tokens`,
+ * given by /mcp alone, also admits its bearer tokens: such a token names its client and user
+ * itself (X-Service-Client-Id and X-Service-User-Id are not read), and an unknown, expired or
+ * revoked one is the same 401 invalid_api_key as a bad key.
  */
 export async function authenticateAgent(
   keys: ApiKeyVerifier,
   headers: IncomingHttpHeaders,
   address: string | undefined,
   logFields?: RequestLogFields,
+  tokens?: BearerTokens,
 ): Promise<Result<Caller, ErrorBody>> {
+  const bearer = tokens
+    ? /^Bearer ([\x21-\x7e]{1,512})$/.exec(headerValue(headers, HEADER.authorization) ?? '')?.[1]
+    : undefined;
+  if (tokens && bearer && tokens.claims(bearer)) {
+    const caller = await tokens.verify(bearer);
+    if (!caller) return err(invalidApiKey());
+    if (logFields) {
+      logFields.keyId = caller.principal.keyId;
+      logFields.clientId = caller.clientId;
+    }
+    return ok(caller);
+  }
   const key = await authenticateKey(keys, headers, address, logFields);
   if (!key.ok) return key;
   const principal = key.value;

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { essence } from '../catalog/media.ts';
+import { LIMITS } from '../config.ts';
 import { err, ok, type Result } from '../result.ts';
 import { readUpTo } from './read-stream.ts';
 
@@ -31,16 +32,16 @@ export async function readFormBody(
 ): Promise<Result<URLSearchParams, 'payload_too_large' | 'unsupported_media_type'>> {
   if (!hasBody(req)) return ok(new URLSearchParams());
   if (essence(req.headers['content-type'] ?? '') !== 'application/x-www-form-urlencoded') {
-    req.resume();
+    discardBody(req);
     return err('unsupported_media_type');
   }
   if (Number(req.headers['content-length'] ?? Number.NaN) > limit) {
-    drain(req, limit);
+    discardBody(req);
     return err('payload_too_large');
   }
   const read = await readUpTo(req, limit);
   if (read.over) {
-    drain(req, limit);
+    discardBody(req);
     return err('payload_too_large');
   }
   return ok(new URLSearchParams(read.bytes.toString('utf8')));
@@ -48,22 +49,22 @@ export async function readFormBody(
 
 /**
  * Reads a JSON body of at most `limit` bytes. An oversize body is drained rather than cut off, so the
- * client reads the 413 instead of a reset connection; past 16× the limit the socket is dropped.
+ * client reads the 413 instead of a reset connection (discardBody).
  */
 export async function readJsonBody(req: IncomingMessage, limit: number): Promise<BodyOutcome> {
   if (!hasBody(req)) return ok(undefined);
   if (!isJsonMediaType(req.headers['content-type'])) {
-    req.resume();
+    discardBody(req);
     return err('unsupported_media_type');
   }
   const declared = Number(req.headers['content-length'] ?? Number.NaN);
   if (declared > limit) {
-    drain(req, limit);
+    discardBody(req);
     return err('payload_too_large');
   }
   const read = await readUpTo(req, limit);
   if (read.over) {
-    drain(req, limit);
+    discardBody(req);
     return err('payload_too_large');
   }
   if (read.bytes.length === 0) return err('malformed_json');
@@ -124,12 +125,24 @@ function deepestNesting(text: string): number {
   return deepest;
 }
 
-/** Reads and drops what is left of an oversize body (past 16× the limit the socket is dropped). */
-export function drain(req: IncomingMessage, limit: number): void {
+const DISCARDING = new WeakSet<IncomingMessage>();
+
+/**
+ * Reads and drops the rest of a request body that will not be used (a route that takes none, a
+ * refusal answered before the body is read): the connection stays in step and open, so a client
+ * still sending reads the answer instead of meeting a closed socket (EPIPE, ECONNRESET), and may
+ * send its next request on it. Past `bound` bytes the connection is closed: draining is bounded.
+ * Every route drops an unread body through this, never by a bare `req.resume()`.
+ */
+export function discardBody(req: IncomingMessage, bound: number = LIMITS.drainBytes): void {
+  if (req.complete || DISCARDING.has(req)) return;
+  DISCARDING.add(req);
   let seen = 0;
   req.on('data', (chunk: Buffer) => {
     seen += chunk.length;
-    if (seen > limit * 16) req.destroy();
+    if (seen > bound) req.socket.destroy();
   });
+  // A client that goes away meanwhile is no failure of ours.
+  req.on('error', () => {});
   req.resume();
 }

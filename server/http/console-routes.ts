@@ -8,9 +8,9 @@ import type { SessionView } from '../console/sessions.ts';
 import { headerValue } from '../context.ts';
 import type { AppDeps } from '../deps.ts';
 import { keyLacksScope } from '../errors.ts';
-import { readJsonBody } from './body.ts';
+import { discardBody, readJsonBody } from './body.ts';
 import { errorResponses, textResponse } from './openapi.ts';
-import { bodyFailure, bodyFailureHeaders } from './problem.ts';
+import { bodyFailure } from './problem.ts';
 import { sendError, sendJson } from './respond.ts';
 import type { RouteEntry, RouteHandler } from './route-table.ts';
 
@@ -51,7 +51,7 @@ export function consoleRoutes(deps: AppDeps): RouteEntry[] {
   const maxAge = Math.floor(LIMITS.consoleSessionMs / 1000);
 
   const page: RouteHandler = async (req, res) => {
-    req.resume();
+    discardBody(req);
     const files = await consoleFiles();
     if (!files) {
       res.writeHead(503, { ...NO_STORE, 'content-type': 'text/plain; charset=utf-8' });
@@ -105,7 +105,7 @@ export function consoleRoutes(deps: AppDeps): RouteEntry[] {
       method: 'GET',
       path: '/console/assets/{file}',
       handle: async (req, res, { params }) => {
-        req.resume();
+        discardBody(req);
         const asset = (await consoleFiles())?.assets.get(params.file ?? '');
         if (!asset) return sendError(res, apiError('not_found', 'No such path.'));
         res.writeHead(200, {
@@ -157,17 +157,12 @@ export function consoleRoutes(deps: AppDeps): RouteEntry[] {
       },
       handle: async (req, res, { requestId }) => {
         if (crossSite(req)) {
-          req.resume();
+          discardBody(req);
           const message = 'A console sign-in must come from the console page of this server.';
           return sendError(res, apiError('invalid_request', message, { issues: [{ path: '', message }] }));
         }
         const body = await readJsonBody(req, deps.config.maxBodyBytes);
-        if (!body.ok)
-          return sendError(
-            res,
-            bodyFailure(body.error, deps.config.maxBodyBytes),
-            bodyFailureHeaders(body.error),
-          );
+        if (!body.ok) return sendError(res, bodyFailure(body.error, deps.config.maxBodyBytes));
         const apiKey = (body.value as { apiKey?: unknown } | undefined)?.apiKey;
         if (
           typeof body.value !== 'object' ||
@@ -214,7 +209,7 @@ export function consoleRoutes(deps: AppDeps): RouteEntry[] {
         },
       },
       handle: async (req, res) => {
-        req.resume();
+        discardBody(req);
         const token = readSessionCookie(req.headers, publicUrl);
         const session = token === undefined ? null : await deps.consoleSessions.find(token);
         if (!session) return noSession(res);
@@ -238,7 +233,7 @@ export function consoleRoutes(deps: AppDeps): RouteEntry[] {
         },
       },
       handle: async (req, res) => {
-        req.resume();
+        discardBody(req);
         const token = readSessionCookie(req.headers, publicUrl);
         const cleared = { ...NO_STORE, 'set-cookie': clearedCookie(publicUrl) };
         if (token !== undefined && (await deps.consoleSessions.find(token))) {

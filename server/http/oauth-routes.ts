@@ -3,6 +3,7 @@ import { handleOAuthCallback } from '../oauth/callback.ts';
 import { completePage } from '../oauth/complete-page.ts';
 import { CLIENT_METADATA_PATH, clientMetadataDocument } from '../oauth/discover.ts';
 import { CALLBACK_PATH, COMPLETE_PATH } from '../oauth/state.ts';
+import { discardBody } from './body.ts';
 import { errorResponses, textResponse } from './openapi.ts';
 import { sendError, sendJson } from './respond.ts';
 import type { RouteEntry } from './route-table.ts';
@@ -39,7 +40,7 @@ export function oauthRoutes(deps: AppDeps): RouteEntry[] {
         },
       },
       handle: async (req, res, { url, requestId }) => {
-        req.resume();
+        discardBody(req);
         const outcome = await handleOAuthCallback(deps, url.searchParams, logger.child({ requestId }));
         const headers = { 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' };
         if (!outcome.ok) sendError(res, outcome.error, headers);
@@ -80,7 +81,7 @@ export function oauthRoutes(deps: AppDeps): RouteEntry[] {
         responses: { '200': textResponse('HTML page', 'text/html') },
       },
       handle: async (req, res, { url }) => {
-        req.resume();
+        discardBody(req);
         const page = await completePage(deps, url.searchParams);
         res.writeHead(200, page.headers);
         res.end(page.html);

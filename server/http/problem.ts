@@ -101,15 +101,6 @@ export function bodyFailure(failure: BodyFailure, limit: number): ErrorBody {
   }
 }
 
-const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
-/** An oversize body is drained up to a bound, not read: the connection is not reused after it. */
-const CLOSE: Readonly<Record<string, string>> = Object.freeze({ connection: 'close' });
-
-/** The headers that go with the answer to a body that could not be read. */
-export function bodyFailureHeaders(failure: BodyFailure): Readonly<Record<string, string>> {
-  return failure === 'payload_too_large' ? CLOSE : NO_HEADERS;
-}
-
 /**
  * A tRPC error answer written outside tRPC (a body refused before tRPC reads it), in the shape the
  * error formatter (trpc.ts) gives tRPC's own: the contract body under `error.data.contract`.

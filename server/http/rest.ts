@@ -4,8 +4,8 @@ import { type Context, createContextInner } from '../context.ts';
 import type { AppDeps } from '../deps.ts';
 import { requestLogFields } from '../logger.ts';
 import type { ProcedureMeta } from '../trpc.ts';
-import { readJsonBody } from './body.ts';
-import { apiProblemOf, bodyFailure, bodyFailureHeaders, problemBody } from './problem.ts';
+import { discardBody, readJsonBody } from './body.ts';
+import { apiProblemOf, bodyFailure, problemBody } from './problem.ts';
 import { sendError, sendJson } from './respond.ts';
 import type { RouteEntry, RouteRequest } from './route-table.ts';
 
@@ -97,12 +97,12 @@ async function handleProcedure(
   if (route.usesBody) {
     const read = await readJsonBody(req, runner.bodyLimit);
     if (!read.ok) {
-      sendError(res, bodyFailure(read.error, runner.bodyLimit), bodyFailureHeaders(read.error));
+      sendError(res, bodyFailure(read.error, runner.bodyLimit));
       return;
     }
     body = read.value;
   } else {
-    req.resume();
+    discardBody(req);
   }
 
   const ctx = createContextInner(deps, {

@@ -1,12 +1,14 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AppDeps } from '../deps.ts';
 import { authorizationServerMetadata, protectedResourceMetadata } from '../signin/metadata.ts';
 import { NO_STORE, oauthError, sendOAuthError } from '../signin/oauth-error.ts';
 import { SIGNIN_PATH } from '../signin/paths.ts';
 import type { Signin } from '../signin/signin.ts';
-import { readJsonBody } from './body.ts';
-import { bodyFailure, bodyFailureHeaders } from './problem.ts';
+import { discardBody, readFormBody, readJsonBody } from './body.ts';
+import { bodyFailure } from './problem.ts';
 import { sendError, sendJson } from './respond.ts';
 import type { RouteEntry } from './route-table.ts';
+import { signinPages } from './signin-pages.ts';
 
 /** Discovery documents are public and the same for every caller: any origin may read them. */
 const METADATA_HEADERS = { 'access-control-allow-origin': '*', 'cache-control': 'max-age=300' };
@@ -19,7 +21,12 @@ const METADATA_HEADERS = { 'access-control-allow-origin': '*', 'cache-control': 
 export function signinRoutes(deps: AppDeps): RouteEntry[] {
   const signin = deps.signin;
   if (!signin) return [];
-  return [...discoveryRoutes(signin), registrationRoute(deps, signin)];
+  return [
+    ...discoveryRoutes(signin),
+    registrationRoute(deps, signin),
+    ...tokenRoutes(deps, signin),
+    ...signinPages(deps, signin),
+  ];
 }
 
 function discoveryRoutes(signin: Signin): RouteEntry[] {
@@ -28,7 +35,7 @@ function discoveryRoutes(signin: Signin): RouteEntry[] {
   const answer =
     (body: unknown): RouteEntry['handle'] =>
     async (req, res) => {
-      req.resume();
+      discardBody(req);
       sendJson(res, 200, body, METADATA_HEADERS);
     };
   return [
@@ -47,7 +54,7 @@ function registrationRoute(deps: AppDeps, signin: Signin): RouteEntry {
       const read = await readJsonBody(req, deps.config.maxBodyBytes);
       if (!read.ok) {
         if (read.error === 'payload_too_large') {
-          sendError(res, bodyFailure(read.error, deps.config.maxBodyBytes), bodyFailureHeaders(read.error));
+          sendError(res, bodyFailure(read.error, deps.config.maxBodyBytes));
           return;
         }
         const text =
@@ -66,4 +73,45 @@ function registrationRoute(deps: AppDeps, signin: Signin): RouteEntry {
       sendJson(res, 201, registered.value, NO_STORE);
     },
   };
+}
+
+/** POST /oauth2/token and /oauth2/revoke: form bodies (RFC 6749 §3.2), JSON answers, never cached. */
+function tokenRoutes(deps: AppDeps, signin: Signin): RouteEntry[] {
+  const limit = deps.config.maxBodyBytes;
+  const form = async (req: IncomingMessage, res: ServerResponse): Promise<URLSearchParams | undefined> => {
+    const read = await readFormBody(req, limit);
+    if (read.ok) return read.value;
+    if (read.error === 'payload_too_large') sendError(res, bodyFailure(read.error, limit));
+    else
+      sendOAuthError(
+        res,
+        oauthError('invalid_request', 'The body must be application/x-www-form-urlencoded.'),
+      );
+    return undefined;
+  };
+  return [
+    {
+      method: 'POST',
+      path: SIGNIN_PATH.token,
+      handle: async (req, res) => {
+        const params = await form(req, res);
+        if (!params) return;
+        const answer = await signin.tokens.exchange(params);
+        if (!answer.ok) return sendOAuthError(res, answer.error);
+        sendJson(res, 200, answer.value, NO_STORE);
+      },
+    },
+    {
+      method: 'POST',
+      path: SIGNIN_PATH.revoke,
+      handle: async (req, res) => {
+        const params = await form(req, res);
+        if (!params) return;
+        const revoked = await signin.tokens.revoke(params);
+        if (!revoked.ok) return sendOAuthError(res, revoked.error);
+        res.writeHead(200, { ...NO_STORE, 'content-length': '0' });
+        res.end();
+      },
+    },
+  ];
 }

@@ -6,8 +6,8 @@ import { createContextInner } from '../context.ts';
 import type { AppDeps } from '../deps.ts';
 import { requestLogFields } from '../logger.ts';
 import { appRouter } from '../routers/_app.ts';
-import { nestsTooDeep, readJsonBody } from './body.ts';
-import { bodyFailure, bodyFailureHeaders, problemBody, trpcErrorEnvelope } from './problem.ts';
+import { discardBody, nestsTooDeep, readJsonBody } from './body.ts';
+import { bodyFailure, problemBody, trpcErrorEnvelope } from './problem.ts';
 import { sendJson } from './respond.ts';
 import type { RouteEntry, RouteRequest } from './route-table.ts';
 
@@ -34,7 +34,7 @@ async function handleTrpc(
   if (request.hasQuery && request.url.searchParams.has('batch')) {
     const calls = procedures.split(',').length;
     if (calls > LIMITS.trpcMaxBatch) {
-      req.resume();
+      discardBody(req);
       const body = apiError('invalid_request', `A batch may hold at most ${LIMITS.trpcMaxBatch} calls.`, {
         issues: [{ path: '', message: `This batch holds ${calls} calls.` }],
       });
@@ -48,7 +48,7 @@ async function handleTrpc(
     const read = await readJsonBody(req, config.maxBodyBytes);
     if (!read.ok) {
       const body = bodyFailure(read.error, config.maxBodyBytes);
-      sendJson(res, statusOf(body.error), trpcErrorEnvelope(body), bodyFailureHeaders(read.error));
+      sendJson(res, statusOf(body.error), trpcErrorEnvelope(body));
       return;
     }
     req.body = read.value;

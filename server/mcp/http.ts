@@ -9,8 +9,8 @@ import type { Config } from '../config.ts';
 import { headerValue } from '../context.ts';
 import type { AppDeps } from '../deps.ts';
 import { badHeader } from '../errors.ts';
-import { readJsonBody } from '../http/body.ts';
-import { bodyFailure, bodyFailureHeaders } from '../http/problem.ts';
+import { discardBody, readJsonBody } from '../http/body.ts';
+import { bodyFailure } from '../http/problem.ts';
 import { sendError, sendJson } from '../http/respond.ts';
 import type { RouteHandler, RouteRequest } from '../http/route-table.ts';
 import { lazyLogger, requestLogFields } from '../logger.ts';
@@ -102,13 +102,13 @@ function hostAndOriginGuard(config: Config): (req: IncomingMessage, res: ServerR
   };
   return (req, res) => {
     if (!validateHostHeader(headerValue(req.headers, 'host'), allowedHosts).ok) {
-      req.resume();
+      discardBody(req);
       sendRpcError(res, 403, -32000, 'The Host header names no host this server answers for.');
       return false;
     }
     const origin = req.headers.origin;
     if (origin !== undefined && !originAllowed(origin)) {
-      req.resume();
+      discardBody(req);
       sendRpcError(res, 403, -32000, 'This Origin may not call /mcp (MCP_ALLOWED_ORIGINS).');
       return false;
     }
@@ -126,7 +126,7 @@ async function readMessage(
   if (!read.ok) {
     // The transport's refusals keep their contract bodies; a body that is no JSON is JSON-RPC's.
     if (read.error === 'payload_too_large' || read.error === 'unsupported_media_type') {
-      sendError(res, bodyFailure(read.error, limit), bodyFailureHeaders(read.error));
+      sendError(res, bodyFailure(read.error, limit));
       return undefined;
     }
     sendRpcError(res, 400, -32700, 'Parse error: the body is not valid JSON (or nests deeper than 128).');
@@ -156,6 +156,7 @@ async function signIn(
     req.headers,
     req.socket.remoteAddress,
     requestLogFields(res),
+    deps.signin?.accessTokens,
   );
   if (caller.ok) return caller.value;
   sendError(res, caller.error, unauthorized);
@@ -186,9 +187,10 @@ async function callOptions(
     sendError(res, apiError('invalid_request', text, { issues: [{ path: '', message: text }] }));
     return undefined;
   }
-  const userId = headerValue(req.headers, HEADER.userId);
+  // A signed-in caller's user is the person (oidc:<sub>); X-Service-User-Id is not read then.
+  const userId = caller.userId ?? headerValue(req.headers, HEADER.userId);
   // Checked before anything is stored (the 2025-era capability memory keys on it).
-  if (userId !== undefined && !userIdSchema.safeParse(userId).success) {
+  if (caller.userId === undefined && userId !== undefined && !userIdSchema.safeParse(userId).success) {
     sendError(res, badHeader(BAD_USER_HEADER));
     return undefined;
   }

@@ -2,6 +2,7 @@ import { router } from '../trpc.ts';
 import { apiKeysRouter } from './admin/apiKeys.ts';
 import { appsRouter } from './admin/apps.ts';
 import { clientsRouter } from './admin/clients.ts';
+import { adminConnectionsRouter } from './admin/connections.ts';
 import { redirectUrisRouter } from './admin/redirectUris.ts';
 import { adminToolsRouter } from './admin/tools.ts';
 import { connectionsRouter } from './agent/connections.ts';
@@ -20,6 +21,7 @@ export const appRouter = router({
     apiKeys: apiKeysRouter,
     apps: appsRouter,
     tools: adminToolsRouter,
+    connections: adminConnectionsRouter,
   }),
 });
 

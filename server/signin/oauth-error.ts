@@ -37,9 +37,7 @@ export function oauthError(error: OAuthErrorCode, description: string): OAuthErr
 /** Every answer of these endpoints may carry a token or a client's data: never cached. */
 export const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' } as const;
 
-export function sendOAuthError(res: ServerResponse, failure: OAuthError): void {
-  const headers: Record<string, string> = { ...NO_STORE };
-  // RFC 6749 §5.2: a failed client authentication at the token endpoint names the scheme.
-  if (failure.error === 'invalid_client') headers['www-authenticate'] = 'Bearer';
-  sendJson(res, OAUTH_ERROR_STATUS[failure.error], failure, headers);
+/** Writes the error with its status (`status` overrides it: /oauth2/authorize shows every refusal as 400). */
+export function sendOAuthError(res: ServerResponse, failure: OAuthError, status?: number): void {
+  sendJson(res, status ?? OAUTH_ERROR_STATUS[failure.error], failure, { ...NO_STORE });
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { NO_CONTROL_CHARACTERS, plainString } from '../ids.ts';
+import { appIdSchema, NO_CONTROL_CHARACTERS, plainString, userIdSchema } from '../ids.ts';
+import { connectionSchema } from './oauth.ts';
 
 /** Bodies of the admin procedures (docs/reference.md "Administration"). */
 
@@ -71,3 +72,28 @@ export const apiKeySchema = z.object({
 export const listApiKeysOutput = z.object({ keys: z.array(apiKeySchema) });
 
 export const okOutput = z.object({ ok: z.literal(true) });
+
+/** GET /admin/connections (the web console's "connections by user"): every client's users' grants. */
+export const listAdminConnectionsInput = z.object({
+  clientId: clientIdSchema.optional(),
+  userId: userIdSchema.optional(),
+  appId: appIdSchema.optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  /** The previous page's `next_cursor`. */
+  cursor: plainString().min(1).max(2000).optional(),
+});
+export type ListAdminConnectionsInput = z.infer<typeof listAdminConnectionsInput>;
+/** A grant as an admin sees it: whose it is, never a token. */
+export const adminConnectionSchema = connectionSchema.extend({ clientId: z.string(), userId: z.string() });
+export type AdminConnectionView = z.infer<typeof adminConnectionSchema>;
+export const listAdminConnectionsOutput = z.object({
+  connections: z.array(adminConnectionSchema),
+  /** Present only when more connections follow. */
+  next_cursor: z.string().optional(),
+});
+/** DELETE /admin/connections: one user's grant for one app, as DELETE /connections/{appId} forgets it. */
+export const removeAdminConnectionInput = z.object({
+  clientId: clientIdSchema,
+  userId: userIdSchema,
+  appId: appIdSchema,
+});

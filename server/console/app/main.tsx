@@ -4,6 +4,9 @@ import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
 import { currentSession, onSessionEnded, type Session, signOut } from './api.ts';
 import { AppDetailPage } from './pages/app-detail.tsx';
 import { AppsPage } from './pages/apps.tsx';
+import { ClientDetailPage } from './pages/client-detail.tsx';
+import { ClientsPage } from './pages/clients.tsx';
+import { ConnectionsPage } from './pages/connections.tsx';
 import { SignIn } from './signin.tsx';
 import { describeError, PageTitle } from './ui.tsx';
 import './styles.css';
@@ -13,7 +16,11 @@ import './styles.css';
  * by scripts/build.mjs into dist/console and served by the server with a strict CSP.
  */
 
-const NAV = [{ href: '/console/apps', label: 'Apps' }] as const;
+const NAV = [
+  { href: '/console/apps', label: 'Apps' },
+  { href: '/console/clients', label: 'Clients' },
+  { href: '/console/connections', label: 'Connections' },
+] as const;
 
 function Nav() {
   const { path } = useLocation();
@@ -89,6 +96,9 @@ function Shell({ session, onSignOut }: { session: Session; onSignOut: () => void
           <Route path="/console" component={Home} />
           <Route path="/console/apps" component={AppsPage} />
           <Route path="/console/apps/:appId" component={AppDetailPage} />
+          <Route path="/console/clients" component={ClientsPage} />
+          <Route path="/console/clients/:clientId" component={ClientDetailPage} />
+          <Route path="/console/connections" component={ConnectionsPage} />
           <Route default component={NotFound} />
         </Router>
       </main>

@@ -1,0 +1,93 @@
+import { useState } from 'preact/hooks';
+import { api } from '../api.ts';
+import { ErrorNote, Loading, PageTitle, useLoad, When } from '../ui.tsx';
+
+export interface ClientView {
+  clientId: string;
+  name: string;
+  createdAt: string;
+}
+
+/** Clients: the AI clients (agents' owners), and creating one. */
+export function ClientsPage() {
+  const clients = useLoad(() => api<{ clients: ClientView[] }>('GET', '/admin/clients'), []);
+  const [name, setName] = useState('');
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+
+  return (
+    <>
+      <PageTitle title="Clients" />
+      <section class="card" aria-labelledby="new-client-title">
+        <h2 id="new-client-title">New client</h2>
+        <form
+          class="inline-form"
+          onSubmit={async (event) => {
+            event.preventDefault();
+            setBusy(true);
+            setError(undefined);
+            try {
+              await api('POST', '/admin/clients', { name: name.trim() });
+              setName('');
+              clients.reload();
+            } catch (failure) {
+              setError(failure);
+            } finally {
+              setBusy(false);
+            }
+          }}
+        >
+          <div class="field">
+            <label for="client-name">Name</label>
+            <input
+              id="client-name"
+              required
+              maxLength={200}
+              placeholder="e.g. support agent"
+              value={name}
+              onInput={(event) => setName(event.currentTarget.value)}
+            />
+          </div>
+          <button type="submit" class="primary" disabled={busy}>
+            Create client
+          </button>
+        </form>
+        <ErrorNote error={error} />
+      </section>
+      <ErrorNote error={clients.error} />
+      {clients.data === undefined ? (
+        clients.loading ? (
+          <Loading what="clients" />
+        ) : null
+      ) : clients.data.clients.length === 0 ? (
+        <p class="empty">No client yet. An agent's API keys belong to a client.</p>
+      ) : (
+        <div class="table-wrap">
+          <table>
+            <caption class="sr-only">Clients</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Client id (X-Service-Client-Id)</th>
+                <th scope="col">Created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {clients.data.clients.map((client) => (
+                <tr key={client.clientId}>
+                  <th scope="row">
+                    <a href={`/console/clients/${encodeURIComponent(client.clientId)}`}>{client.name}</a>
+                  </th>
+                  <td class="mono">{client.clientId}</td>
+                  <td>
+                    <When at={client.createdAt} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
+}
