@@ -56,7 +56,7 @@ export function oauthRoutes(deps: AppDeps): RouteEntry[] {
       method: 'GET',
       path: CLIENT_METADATA_PATH,
       handle: async (req, res) => {
-        req.resume();
+        discardBody(req);
         sendJson(res, 200, clientMetadataDocument(deps.config.publicUrl), {
           'access-control-allow-origin': '*',
           'cache-control': 'max-age=3600',
