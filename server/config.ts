@@ -75,6 +75,8 @@ const envSchema = z
       .default(''),
     MCP_MAX_LISTED_TOOLS: integer(0, 1_000_000).default(128),
     UPSTREAM_TIMEOUT_MS: integer(1, 600_000).default(30_000),
+    REQUEST_HEADERS_TIMEOUT_MS: integer(100, 600_000).default(10_000),
+    REQUEST_TIMEOUT_MS: integer(100, 3_600_000).default(30_000),
     RATE_LIMIT_PER_KEY_PER_MIN: integer(0, 10_000_000).default(600),
     LOG_LEVEL: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
     LOGIN_OIDC_ISSUER: z
@@ -85,6 +87,14 @@ const envSchema = z
     CIMD_ALLOW_HTTP_LOOPBACK: z.enum(['0', '1'], { error: 'must be 0 or 1' }).default('0'),
   })
   .superRefine((env, ctx) => {
+    // Node refuses a headers time-out longer than the whole request's.
+    if (env.REQUEST_TIMEOUT_MS < env.REQUEST_HEADERS_TIMEOUT_MS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['REQUEST_TIMEOUT_MS'],
+        message: 'must be at least REQUEST_HEADERS_TIMEOUT_MS',
+      });
+    }
     if (env.KMS === 'azure-key-vault' && !env.AZURE_KEY_VAULT_KEY_ID) {
       ctx.addIssue({
         code: 'custom',
@@ -122,6 +132,13 @@ export interface Config {
   /** Above this many tools (after `apps`), `/mcp` lists the search pair instead of the catalog (mode=auto). */
   mcpMaxListedTools: number;
   upstreamTimeoutMs: number;
+  /**
+   * A client must have sent its request's headers within `headersTimeoutMs` and the whole request
+   * within `requestTimeoutMs` (docs/reference.md "Limits"); else it is cut off with 408. Slow
+   * bodies had held connections for Node's default 300 s, unauthenticated (issue 23, item 5).
+   */
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
   rateLimitPerKeyPerMin: number;
   logLevel: (typeof LOG_LEVELS)[number];
   /**
@@ -236,6 +253,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): ConfigResult {
     mcpAllowedOrigins: originList(e.MCP_ALLOWED_ORIGINS).map((origin) => new URL(origin).origin),
     mcpMaxListedTools: e.MCP_MAX_LISTED_TOOLS,
     upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
+    headersTimeoutMs: e.REQUEST_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     rateLimitPerKeyPerMin: e.RATE_LIMIT_PER_KEY_PER_MIN,
     logLevel: e.LOG_LEVEL,
     login:

@@ -29,25 +29,6 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
-/**
- * `cause` of `upstream_unreachable`: what kind of failure kept the upstream (or its token endpoint)
- * from answering — a system error code, `tls` for any TLS failure, `other` for the rest. A fixed
- * list: the failure's own text never reaches a caller.
- */
-export const UNREACHABLE_CAUSES = [
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ETIMEDOUT',
-  'tls',
-  'other',
-] as const;
-
-export type UnreachableCause = (typeof UNREACHABLE_CAUSES)[number];
-
 /** One problem in a request, `path` a JSON Pointer ("" for the whole body). */
 export interface Issue {
   path: string;
@@ -75,8 +56,7 @@ export interface ErrorExtras {
   rate_limited: { retry_after: number };
   internal_error: Record<never, never>;
   upstream_error: { upstream_status: number; upstream_body: string };
-  /** `cause`: the kind of failure (always sent by this server; optional for older servers). */
-  upstream_unreachable: { cause?: UnreachableCause };
+  upstream_unreachable: Record<never, never>;
   upstream_too_large: { limit: number };
   upstream_timeout: Record<never, never>;
 }

@@ -55,7 +55,7 @@ export async function runTool(call: ToolCall, credentials: Credentials): Promise
       case 'upstream_unreachable': {
         report.cause = failure.cause;
         const cause = unreachableCause(failure.cause);
-        return err(apiError('upstream_unreachable', unreachableMessage('The upstream', cause), { cause }));
+        return err(apiError('upstream_unreachable', unreachableMessage('The upstream', cause)));
       }
       case 'upstream_too_large':
         return err(

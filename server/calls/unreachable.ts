@@ -1,11 +1,24 @@
-import { UNREACHABLE_CAUSES, type UnreachableCause } from '../../shared/errors.ts';
-
 /**
  * Why a connection failed, in two forms: the system or TLS code for the log (`ECONNREFUSED`,
- * `ERR_SSL_WRONG_VERSION_NUMBER`, …), and the `cause` of an `upstream_unreachable` answer — one of
- * a fixed list (docs/reference.md "Errors"), so nothing of the failure but its kind reaches a
- * caller.
+ * `ERR_SSL_WRONG_VERSION_NUMBER`, …), and its kind from a fixed list, which the message of an
+ * `upstream_unreachable` answer says in words — so nothing of the failure's own text reaches a
+ * caller, and the body keeps the contract's shape (no extra field).
  */
+
+/** The kinds of failure: a system error code, `tls` for any TLS failure, `other` for the rest. */
+export const UNREACHABLE_CAUSES = [
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ETIMEDOUT',
+  'tls',
+  'other',
+] as const;
+
+export type UnreachableCause = (typeof UNREACHABLE_CAUSES)[number];
 
 /** The system or TLS error code behind a failed request (undici and fetch nest it as `cause`). */
 export function failureCode(error: unknown): string {

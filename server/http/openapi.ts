@@ -108,13 +108,10 @@ const ERRORS: Record<ErrorCode, { when: string; example: ErrorBody }> = {
     }),
   },
   upstream_unreachable: {
-    when: 'the upstream (or its token endpoint) could not be reached: connection refused, DNS or TLS failure; `cause` names which (`ECONNREFUSED`, `ECONNRESET`, `ENOTFOUND`, `EAI_AGAIN`, `EHOSTUNREACH`, `ENETUNREACH`, `ETIMEDOUT`, `tls` or `other`)',
+    when: 'the upstream (or its token endpoint) could not be reached: connection refused, DNS or TLS failure; the message says which kind',
     example: apiError(
       'upstream_unreachable',
       'The upstream could not be reached: the connection was refused.',
-      {
-        cause: 'ECONNREFUSED',
-      },
     ),
   },
   upstream_too_large: {

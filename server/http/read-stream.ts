@@ -14,6 +14,9 @@ export interface StreamRead {
  * in server/calls/upstream.ts). An error, or a close before the end (a body cut short), rejects.
  */
 export function readUpTo(stream: Readable, limit: number): Promise<StreamRead> {
+  // Gone before we came to read it (its client left while a lazy route loaded): its events have
+  // fired already, and waiting for them would hold the request for ever.
+  if (stream.destroyed) return Promise.reject(prematureClose());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -39,9 +42,7 @@ export function readUpTo(stream: Readable, limit: number): Promise<StreamRead> {
     };
     const onClose = () => {
       done();
-      reject(
-        Object.assign(new Error('the stream closed before its end'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }),
-      );
+      reject(prematureClose());
     };
     const done = () => {
       stream.off('data', onData);
@@ -54,4 +55,8 @@ export function readUpTo(stream: Readable, limit: number): Promise<StreamRead> {
     stream.on('error', onError);
     stream.on('close', onClose);
   });
+}
+
+function prematureClose(): Error {
+  return Object.assign(new Error('the stream closed before its end'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
 }

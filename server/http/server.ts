@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type Server,
+  type ServerOptions,
+  type ServerResponse,
+} from 'node:http';
 import { apiError } from '../../shared/errors.ts';
 import { HEADER } from '../../shared/headers.ts';
 import type { AppDeps } from '../deps.ts';
@@ -18,7 +24,17 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
   const { logger } = deps;
   const table = createRouteTable(createRoutes(deps, metrics));
 
-  const server = createServer({ keepAliveTimeout: 5_000, ServerResponse: ToolgateResponse }, (req, res) => {
+  const { headersTimeoutMs, requestTimeoutMs } = deps.config;
+  const options: ServerOptions<typeof IncomingMessage, typeof ToolgateResponse> = {
+    keepAliveTimeout: 5_000,
+    ServerResponse: ToolgateResponse,
+    // A slow client is cut off with 408 (docs/reference.md "Limits"). Node checks the two times
+    // every connectionsCheckingInterval (30 s by default, which would double the 30 s): a tenth.
+    headersTimeout: headersTimeoutMs,
+    requestTimeout: requestTimeoutMs,
+    connectionsCheckingInterval: Math.min(1_000, Math.max(50, Math.floor(headersTimeoutMs / 10))),
+  };
+  const server = createServer(options, (req, res) => {
     const started = performance.now();
     const incoming = req.headers[HEADER.requestId];
     const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
@@ -69,12 +85,12 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
         work = Promise.resolve();
         break;
     }
-    const finished = () => {
+    const finished = (status: number = res.statusCode) => {
       // A body no route read (GET /healthz with one, an answer before the body): Node drains it
       // without end once the answer is out; this bounds that (body.ts discardBody).
       if (!req.complete) discardBody(req);
       const seconds = (performance.now() - started) / 1000;
-      metrics.observe(route, method, res.statusCode, seconds);
+      metrics.observe(route, method, status, seconds);
       // At LOG_LEVEL=warn the line is not written: do not build it either (hot path, issue 14).
       if (!logger.isLevelEnabled('info')) return;
       logger.info(
@@ -82,20 +98,38 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
           requestId,
           method,
           path: target.path,
-          status: res.statusCode,
+          status,
           ms: Math.round(seconds * 1000),
           ...requestLogFields(res),
         },
         'request',
       );
     };
-    work.then(finished, (error: unknown) => {
-      logger.error({ err: error, requestId }, 'unhandled request failure');
-      if (!res.headersSent)
-        sendError(res, apiError('internal_error', 'The server failed to handle this request.'));
-      else res.destroy();
-      finished();
-    });
+    work.then(
+      () => finished(),
+      (error: unknown) => {
+        // A client that went away (its body cut short, its socket closed before the answer) is
+        // routine: its request line says 499, and no error or 5xx is counted (issue 23, item 4).
+        if (clientGone(req, res)) return finished(CLIENT_CLOSED_REQUEST);
+        logger.error({ err: error, requestId }, 'unhandled request failure');
+        if (!res.headersSent)
+          sendError(res, apiError('internal_error', 'The server failed to handle this request.'));
+        else res.destroy();
+        finished();
+      },
+    );
   });
   return server;
+}
+
+/**
+ * The status a request line and the metrics give a request whose client went away before its
+ * answer was out (nginx's "client closed request"): never sent, so no client ever sees it.
+ */
+export const CLIENT_CLOSED_REQUEST = 499;
+
+/** Whether the client is gone: its connection closed, or its body ended short, before our answer was out. */
+function clientGone(req: IncomingMessage, res: ServerResponse): boolean {
+  if (res.writableFinished) return false;
+  return req.socket.destroyed || (req.destroyed && !req.complete);
 }

@@ -1,12 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AppDeps } from '../deps.ts';
+import { disconnect } from '../oauth/revoke.ts';
 import { checkAuthorize } from '../signin/authorize.ts';
 import { consentPage, decide, pendingRequest } from '../signin/consent.ts';
+import { disconnectSubject, mePage, myConnections } from '../signin/me.ts';
 import { sendOAuthError } from '../signin/oauth-error.ts';
 import { sendPage, sendRedirect } from '../signin/page.ts';
 import { SIGNIN_PATH } from '../signin/paths.ts';
-import { LOGIN_COOKIE, LOGIN_TTL_S, readCookie } from '../signin/session.ts';
+import { LOGIN_COOKIE, LOGIN_TTL_S, readCookie, userIdOf } from '../signin/session.ts';
 import type { Signin } from '../signin/signin.ts';
+import { openStartLink, startLinkExists } from '../signin/start-links.ts';
 import { discardBody, readFormBody } from './body.ts';
 import type { RouteEntry } from './route-table.ts';
 
@@ -20,7 +23,7 @@ export function signinPages(deps: AppDeps, signin: Signin): RouteEntry[] {
   const { prisma } = deps.db;
 
   /** Sends the browser to sign in at the provider, to come back to `returnTo` (a path of ours). */
-  const signInFirst = async (res: ServerResponse, returnTo: string) => {
+  const signInFirst: SignInFirst = async (res, returnTo) => {
     let start: Awaited<ReturnType<typeof signin.login.begin>>;
     try {
       start = await signin.login.begin(returnTo);
@@ -45,6 +48,7 @@ export function signinPages(deps: AppDeps, signin: Signin): RouteEntry[] {
     `${SIGNIN_PATH.decision}?request=${encodeURIComponent(requestId)}`;
 
   return [
+    ...personPages(deps, signin, signInFirst),
     {
       method: 'GET',
       path: SIGNIN_PATH.authorize,
@@ -153,6 +157,96 @@ export function signinPages(deps: AppDeps, signin: Signin): RouteEntry[] {
     },
   ];
 }
+
+/** GET /oauth/start/{id} (URL elicitation for a signed-in person) and the person's /me page. */
+export function personPages(deps: AppDeps, signin: Signin, signInFirst: SignInFirst): RouteEntry[] {
+  return [
+    {
+      method: 'GET',
+      path: SIGNIN_PATH.start,
+      head: false,
+      handle: async (req, res, { params }) => {
+        discardBody(req);
+        const id = params.id as string;
+        if (!(await startLinkExists(deps, id))) return unknownLink(res);
+        const session = await signin.sessions.read(req.headers);
+        if (!session) return signInFirst(res, `/oauth/start/${id}`);
+        const opened = await openStartLink(deps, id, session.sub);
+        if (opened.kind === 'unknown') return unknownLink(res);
+        if (opened.kind === 'forbidden') {
+          deps.logger.warn({ startId: id }, 'an authorization link was opened by another person');
+          return sendPage(
+            res,
+            'Not your link',
+            '<p>This link was made for another person: only the person who asked their assistant for it can connect the app with it. Ask your own assistant instead.</p>',
+            { status: 403 },
+          );
+        }
+        sendRedirect(res, opened.location);
+      },
+    },
+    {
+      method: 'GET',
+      path: SIGNIN_PATH.me,
+      handle: async (req, res) => {
+        discardBody(req);
+        const session = await signin.sessions.read(req.headers);
+        if (!session) return signInFirst(res, SIGNIN_PATH.me);
+        const connections = await myConnections(deps, session.sub);
+        sendPage(res, 'Your connections', await mePage(signin.sessions, session.sub, connections));
+      },
+    },
+    {
+      method: 'POST',
+      path: SIGNIN_PATH.meDisconnect,
+      handle: async (req, res) => {
+        if (!sameOrigin(req, signin.issuer)) {
+          discardBody(req);
+          return sendPage(res, 'Refused', '<p>This form can only be sent from this site.</p>', {
+            status: 403,
+          });
+        }
+        const form = await readFormBody(req, deps.config.maxBodyBytes);
+        if (!form.ok) return sendPage(res, 'Refused', '<p>The form could not be read.</p>', { status: 400 });
+        const session = await signin.sessions.read(req.headers);
+        const clientId = form.value.get('client') ?? '';
+        const appId = form.value.get('app') ?? '';
+        if (
+          !session ||
+          !(await signin.sessions.checkFormToken(
+            session.sub,
+            disconnectSubject(clientId, appId),
+            form.value.get('form_token'),
+          ))
+        )
+          return sendPage(
+            res,
+            'Refused',
+            '<p>Sign in again, then use the Disconnect button of your page.</p>',
+            { status: 403 },
+          );
+        const outcome = await disconnect(deps, { clientId, userId: userIdOf(session.sub), appId });
+        if (!outcome.ok)
+          return sendPage(res, 'Not connected', '<p>This app is not connected.</p>', { status: 404 });
+        deps.logger.info({ clientId, appId }, 'connection removed from /me');
+        res.writeHead(303, {
+          location: `${signin.issuer}${SIGNIN_PATH.me}`,
+          'cache-control': 'no-store',
+          'content-length': '0',
+        });
+        res.end();
+      },
+    },
+  ];
+}
+
+function unknownLink(res: ServerResponse): void {
+  sendPage(res, 'Link expired', '<p>This link is unknown or has expired. Ask your assistant again.</p>', {
+    status: 404,
+  });
+}
+
+export type SignInFirst = (res: ServerResponse, returnTo: string) => Promise<void>;
 
 function expiredRequest(res: ServerResponse): void {
   sendPage(

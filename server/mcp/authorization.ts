@@ -11,6 +11,7 @@ import type { ErrorBody } from '../../shared/errors.ts';
 import type { AppDeps } from '../deps.ts';
 import { startAuthorization } from '../oauth/initiate.ts';
 import { isOAuthApp } from '../oauth/provider.ts';
+import { createStartLink } from '../signin/start-links.ts';
 import type { McpCatalogEntry } from './catalog.ts';
 import { takesUrlElicitation } from './clients.ts';
 import type { McpCall } from './context.ts';
@@ -43,7 +44,11 @@ export async function authorizationAnswer(
   const { app } = entry;
   const userId = call.userId as string; // auth_required comes only after the user header passed
   if (!isOAuthApp(app)) return errorResult(body);
-  const flow = await startAuthorization(deps, call.caller.clientId, userId, app, null);
+  // A signed-in person (MCP sign-in) gets a link that only their own browser can follow; a caller
+  // with an API key names its user itself, so the provider's URL is handed on as before.
+  const authorizationUrl = call.caller.userId
+    ? await createStartLink(deps, { clientId: call.caller.clientId, userId, appId: app.appId })
+    : (await startAuthorization(deps, call.caller.clientId, userId, app, null)).authorizationUrl;
   const message = `Connect ${app.appId} so that the assistant can use ${entry.tool.name} for you.`;
   call.log().info({ appId: app.appId, era }, 'mcp call needs the user to authorize');
 
@@ -58,7 +63,7 @@ export async function authorizationAnswer(
     if (capabilities?.elicitation?.url !== undefined && !refused) {
       const state: AuthorizationState = { t: entry.toolId, n: previous?.n ?? newCallNonce() };
       return inputRequired({
-        inputRequests: { [AUTHORIZE]: inputRequired.elicitUrl({ url: flow.authorizationUrl, message }) },
+        inputRequests: { [AUTHORIZE]: inputRequired.elicitUrl({ url: authorizationUrl, message }) },
         requestState: await codec.mint(state, ctx),
       });
     }
@@ -67,9 +72,9 @@ export async function authorizationAnswer(
     (await takesUrlElicitation(deps.db.prisma, call.caller.principal.keyId, userId))
   ) {
     throw new UrlElicitationRequiredError(
-      [{ mode: 'url', url: flow.authorizationUrl, message, elicitationId: randomUUID() }],
+      [{ mode: 'url', url: authorizationUrl, message, elicitationId: randomUUID() }],
       `The user must connect ${app.appId} first; call the tool again after they have.`,
     );
   }
-  return errorResult({ ...body, authorization_url: flow.authorizationUrl });
+  return errorResult({ ...body, authorization_url: authorizationUrl });
 }

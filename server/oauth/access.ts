@@ -67,9 +67,7 @@ function fromRefresh(outcome: RefreshOutcome, appId: string, needed: readonly st
       );
     case 'upstream_unreachable': {
       const cause = unreachableCause(failure.cause);
-      return err(
-        apiError('upstream_unreachable', unreachableMessage('The token endpoint', cause), { cause }),
-      );
+      return err(apiError('upstream_unreachable', unreachableMessage('The token endpoint', cause)));
     }
     case 'upstream_timeout':
       return err(apiError('upstream_timeout', 'The token endpoint did not answer in time.'));

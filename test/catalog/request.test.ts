@@ -456,6 +456,25 @@ describe('buildUpstreamRequest: the defences and choices no other test holds', (
     });
   });
 
+  it('writes a body only for a tool that has one and a value that is given', () => {
+    const json = makeTool('/notes', [], {
+      method: 'POST',
+      body: { required: false, kind: 'json', contentType: 'application/json' },
+    });
+    expect(buildUpstreamRequest(json, BASE, { body: undefined })).toEqual({
+      ok: true,
+      value: { method: 'POST', url: new URL(`${BASE}/notes`), headers: {} },
+    });
+    expect(buildUpstreamRequest(makeTool('/n', []), BASE, { body: 'x' })).toEqual({
+      ok: true,
+      value: { method: 'GET', url: new URL(`${BASE}/n`), headers: {} },
+    });
+  });
+
+  it('builds nothing when a placeholder has no parameter to fill it', () => {
+    expect(buildUpstreamRequest(makeTool('/items/{id}', []), BASE, {})).toEqual({ ok: false, error: [] });
+  });
+
   it('joins several cookie parameters into one Cookie header with "; "', () => {
     const t = makeTool('/c', [param('a', 'cookie'), param('b', 'cookie')]);
     const result = buildUpstreamRequest(t, BASE, { a: '1', b: 'two' });

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { manualClock } from '../../server/clock.ts';
 import { type Database, openDatabase } from '../../server/db/database.ts';
+import type { Prisma } from '../../server/db/generated/client.ts';
 import { purgeExpired, startPurger } from '../../server/idempotency/purge.ts';
 import { ADMIN_SCOPE, IdempotencyService, scopeOf } from '../../server/idempotency/service.ts';
 import { idempotencySettings } from '../../server/idempotency/settings.ts';
@@ -220,18 +221,35 @@ describeBackends('idempotency service and store', (backend) => {
   });
 
   // Issue 29: the claim loop's rare turns and the purge timer, each a surviving mutant before.
-  it('claims a record that was released between its failed insert and its read', async () => {
-    await db.prisma.idempotencyRecord.create({
+
+  /** A record as another run left it: by default done, its 24 hours just over. */
+  const insertRecord = (
+    apiKeyId: string,
+    key: string,
+    fields: Partial<Prisma.IdempotencyRecordCreateInput>,
+  ) =>
+    db.prisma.idempotencyRecord.create({
       data: {
-        apiKeyId: 'key_s',
-        key: 'vanish',
+        apiKeyId,
+        key,
         fingerprint: 'fp',
-        state: 'in_progress',
-        owner: 'another-run',
-        leaseUntil: new Date(clock.now() + settings.leaseMs),
-        createdAt: new Date(clock.now()),
-        expiresAt: new Date(clock.now() + settings.ttlMs),
+        state: 'done',
+        leaseUntil: new Date(clock.now() - 1),
+        responseStatus: 200,
+        responseBody: '{}',
+        createdAt: new Date(clock.now() - settings.ttlMs - 1),
+        expiresAt: new Date(clock.now() - 1),
+        ...fields,
       },
+    });
+  it('claims a record that was released between its failed insert and its read', async () => {
+    await insertRecord('key_s', 'vanish', {
+      state: 'in_progress',
+      owner: 'another-run',
+      leaseUntil: new Date(clock.now() + settings.leaseMs),
+      responseStatus: null,
+      responseBody: null,
+      expiresAt: new Date(clock.now() + settings.ttlMs),
     });
     const insert = IdempotencyStore.prototype.insert;
     // The other run releases its record right after our insert lost to it.
@@ -260,19 +278,7 @@ describeBackends('idempotency service and store', (backend) => {
   });
 
   it('answers in_progress without running when every claim round is lost to another run', async () => {
-    await db.prisma.idempotencyRecord.create({
-      data: {
-        apiKeyId: 'key_s',
-        key: 'contested',
-        fingerprint: 'fp',
-        state: 'done',
-        leaseUntil: new Date(clock.now() - 1),
-        responseStatus: 200,
-        responseBody: '{}',
-        createdAt: new Date(clock.now() - settings.ttlMs),
-        expiresAt: new Date(clock.now()), // its 24 hours are over: claimable
-      },
-    });
+    await insertRecord('key_s', 'contested', { expiresAt: new Date(clock.now()) }); // over: claimable
     // Each replacement of the expired record is won by another run first.
     const replace = vi.spyOn(IdempotencyStore.prototype, 'replaceExpired').mockResolvedValue(false);
     const insert = vi.spyOn(IdempotencyStore.prototype, 'insert');
@@ -295,19 +301,7 @@ describeBackends('idempotency service and store', (backend) => {
   it('purges off a timer started once, and stops purging on close', async () => {
     const purging = new IdempotencyService(db.prisma, clock, logger, { ...settings, purgeIntervalMs: 5 });
     const passes = vi.spyOn(purging, 'purge');
-    await db.prisma.idempotencyRecord.create({
-      data: {
-        apiKeyId: 'key_t',
-        key: 'old',
-        fingerprint: 'fp',
-        state: 'done',
-        leaseUntil: new Date(clock.now() - 1),
-        responseStatus: 200,
-        responseBody: '{}',
-        createdAt: new Date(clock.now() - settings.ttlMs - 1),
-        expiresAt: new Date(clock.now() - 1),
-      },
-    });
+    await insertRecord('key_t', 'old', {});
     purging.startPurging();
     purging.startPurging(); // a second start keeps the one timer
     await vi.waitFor(async () =>

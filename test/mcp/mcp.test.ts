@@ -214,7 +214,6 @@ describeBackends('MCP', (backend) => {
             ok: false,
             error: 'upstream_unreachable',
             message: 'The upstream could not be reached: the connection was refused.',
-            cause: 'ECONNREFUSED',
           });
           expect(await toolError('plain__slow', { ms: TIMEOUT_MS * 3 })).toEqual({
             ok: false,

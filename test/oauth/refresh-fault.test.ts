@@ -67,6 +67,37 @@ describe.runIf(hasPostgres())('refresh when the lock connection dies [postgres]'
     expect(h.provider.counts.refresh_token).toBe(refreshes + 2);
     expect((await h.connections('fault')).body.connections[0].status).toBe('active');
   });
+
+  /** The backend waiting for the grant's row lock (the refresh's transaction). */
+  async function lockWaiter(): Promise<number> {
+    for (;;) {
+      const { rows } = await admin.query<{ pid: number }>(
+        `SELECT pid FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
+      );
+      if (rows[0]) return rows[0].pid;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  // Issue 29: a database fault before the provider is asked spends nothing: the refresh tries once more.
+  it('retries once on a fresh connection and refreshes once when the lock connection dies first', async () => {
+    expect(redirectQuery(await h.connect('retried')).get('status')).toBe('success');
+    h.clock.advance(INTO_REFRESH_WINDOW);
+    const refreshes = h.provider.counts.refresh_token;
+    await admin.query('BEGIN');
+    await admin.query('SELECT id FROM connections WHERE user_id = $1 FOR UPDATE', ['retried']);
+    const pending = h.proxy('retried');
+    const pid = await lockWaiter();
+    const { rows } = await admin.query<{ ok: boolean }>('SELECT pg_terminate_backend($1) AS ok', [pid]);
+    expect(rows[0]?.ok).toBe(true);
+    await admin.query('COMMIT');
+    const reply = await pending;
+    expect(reply.status).toBe(200);
+    expect(reply.body.data).toEqual({ id: 'user-1', name: 'Ada' });
+    expect(h.provider.counts.refresh_token).toBe(refreshes + 1);
+    expect((await h.connections('retried')).body.connections[0].status).toBe('active');
+  });
 });
 
 // Issue 23, item 3: a server that closes while a refresh waits for its provider (its call already

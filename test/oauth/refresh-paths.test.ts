@@ -1,13 +1,12 @@
 // The refresh's less travelled paths (issue 29): each test pins a behaviour that a mutation of
 // server/oauth/refresh.ts showed no other test holds. Real parts throughout: the oidc-provider
 // fixture, the server's own dependencies, PGlite and PostgreSQL.
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { LIMITS } from '../../server/config.ts';
 import { findGrant, type GrantKey, openTokens } from '../../server/oauth/grants.ts';
 import { isOAuthApp, type OAuthApp } from '../../server/oauth/provider.ts';
 import { refreshGrant } from '../../server/oauth/refresh.ts';
-import { describeBackends, hasPostgres } from '../support/db.ts';
+import { describeBackends } from '../support/db.ts';
 import { APP_ID, type Harness, redirectQuery, startHarness } from './harness.ts';
 
 const INTO_REFRESH_WINDOW = 300_000 - LIMITS.refreshSkewMs;
@@ -158,50 +157,5 @@ describeBackends('end-user OAuth: the refresh’s other paths', (backend) => {
       error: { kind: 'reauth_required' },
     });
     expect(h.provider.counts.refresh_token).toBe(refreshes);
-  });
-});
-
-// A database fault before the provider is asked spends nothing: the refresh tries once more.
-describe.runIf(hasPostgres())('refresh when the lock connection dies early [postgres]', () => {
-  let h: Harness;
-  let admin: pg.Client;
-  beforeAll(async () => {
-    h = await startHarness('postgres', { env: { UPSTREAM_TIMEOUT_MS: '5000' } });
-    admin = new pg.Client({ connectionString: h.server.databaseUrl });
-    await admin.connect();
-  });
-  afterAll(async () => {
-    await admin?.end();
-    await h?.close();
-  });
-
-  /** The backend waiting for the grant's row lock (the refresh's transaction). */
-  async function lockWaiter(): Promise<number> {
-    for (;;) {
-      const { rows } = await admin.query<{ pid: number }>(
-        `SELECT pid FROM pg_stat_activity
-          WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
-      );
-      if (rows[0]) return rows[0].pid;
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-  }
-
-  it('retries once on a fresh connection and refreshes once', async () => {
-    await connected(h, 'retried');
-    h.clock.advance(INTO_REFRESH_WINDOW);
-    const refreshes = h.provider.counts.refresh_token;
-    await admin.query('BEGIN');
-    await admin.query('SELECT id FROM connections WHERE user_id = $1 FOR UPDATE', ['retried']);
-    const pending = h.proxy('retried');
-    const pid = await lockWaiter();
-    const { rows } = await admin.query<{ ok: boolean }>('SELECT pg_terminate_backend($1) AS ok', [pid]);
-    expect(rows[0]?.ok).toBe(true);
-    await admin.query('COMMIT');
-    const reply = await pending;
-    expect(reply.status).toBe(200);
-    expect(reply.body.data).toEqual({ id: 'user-1', name: 'Ada' });
-    expect(h.provider.counts.refresh_token).toBe(refreshes + 1);
-    expect((await h.connections('retried')).body.connections[0].status).toBe('active');
   });
 });

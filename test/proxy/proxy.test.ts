@@ -5,7 +5,6 @@
  */
 import { type Dispatcher, getGlobalDispatcher, setGlobalDispatcher, Agent as UndiciAgent } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { UNREACHABLE_CAUSES } from '../../shared/errors.ts';
 import { type Agent, provisionAgent, proxy, registerApp } from '../support/agent.ts';
 import { describeBackends } from '../support/db.ts';
 import { freePort } from '../support/ports.ts';
@@ -661,7 +660,6 @@ describeBackends('POST /proxyV2', (backend) => {
         ok: false,
         error: 'upstream_unreachable',
         message: 'The upstream could not be reached: the connection was refused.',
-        cause: 'ECONNREFUSED',
       });
     });
 
@@ -670,13 +668,11 @@ describeBackends('POST /proxyV2', (backend) => {
         ok: false,
         error: 'upstream_unreachable',
         message: 'The upstream could not be reached: its host name does not resolve.',
-        cause: 'ENOTFOUND',
       });
       expect((await run('badtls:::getText')).body).toEqual({
         ok: false,
         error: 'upstream_unreachable',
         message: 'The upstream could not be reached: the TLS handshake failed (certificate or protocol).',
-        cause: 'tls',
       });
     });
 
@@ -691,11 +687,7 @@ describeBackends('POST /proxyV2', (backend) => {
       for (const reply of replies) {
         expect(reply.status).not.toBe(500);
         expect(reply.status).toBeGreaterThanOrEqual(400);
-        // `cause` is the one place a system error's name may appear, from a fixed list (§2's
-        // upstream_unreachable); nothing else of the failure's internals does.
-        const { cause, ...rest } = reply.body as { cause?: unknown };
-        if (cause !== undefined) expect(UNREACHABLE_CAUSES).toContain(cause);
-        expect(JSON.stringify(rest)).not.toMatch(/\bat .+\.ts:\d+|ECONNREFUSED|stack|prisma/i);
+        expect(reply.text).not.toMatch(/\bat .+\.ts:\d+|ECONNREFUSED|stack|prisma/i);
       }
     });
   });

@@ -10,7 +10,6 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consent } from '../mcp/world.ts';
 import { hasPostgres } from '../support/db.ts';
 import {
   authorizeUrl,
@@ -76,7 +75,8 @@ describe.runIf(hasPostgres())('MCP sign-in across two servers on one PostgreSQL'
     };
     const first = connect();
     await expect(first.done).rejects.toBeInstanceOf(UnauthorizedError);
-    const back = await b.browser('ada').authorize(oauth.authorizationUrl as URL);
+    const ada = b.browser('ada');
+    const back = await ada.authorize(oauth.authorizationUrl as URL);
     await first.transport.finishAuth(back.searchParams.get('code') as string);
     const second = connect();
     await second.done;
@@ -84,7 +84,12 @@ describe.runIf(hasPostgres())('MCP sign-in across two servers on one PostgreSQL'
       () => undefined,
       (error: { data?: { elicitations?: Array<{ url: string }> } }) => error,
     );
-    await consent(b.harness, refused?.data?.elicitations?.[0]?.url as string, 'ada-at-demo');
+    // Ada's link, opened in her browser (signed in through the other server), leads to the provider.
+    const atProvider = await ada.open(refused?.data?.elicitations?.[0]?.url as string);
+    if (atProvider.kind !== 'left') throw new Error('the link did not lead to the provider');
+    await a.harness.callback(
+      await a.harness.provider.authorize(atProvider.url.href, { account: 'ada-at-demo' }),
+    );
     const result = await second.client.callTool({ name: 'demo__getMe', arguments: {} });
     expect((result.structuredContent as { data: unknown }).data).toEqual({ id: 'user-1', name: 'Ada' });
     expect(seen.some((step) => step.startsWith('/oauth2/register'))).toBe(true);

@@ -15,12 +15,26 @@ import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { consent } from '../mcp/world.ts';
+import type { Browser } from '../support/browser.ts';
 import { describeBackends } from '../support/db.ts';
 import { MemoryOAuthProvider, type SigninWorld, startSigninWorld } from '../support/signin.ts';
 
 describeBackends('MCP clients sign in with OAuth', (backend) => {
   let world: SigninWorld;
+
+  /**
+   * The person follows an authorization link in their signed-in browser: toolgate sends it on to
+   * the app's provider, they consent there as `account`, and the callback stores the grant.
+   */
+  async function connectApp(browser: Browser, link: string, account: string) {
+    const atProvider = await browser.open(link);
+    if (atProvider.kind !== 'left')
+      throw new Error(`expected the provider, got ${atProvider.status} ${atProvider.html}`);
+    expect(atProvider.url.origin).toBe(world.harness.provider.issuer);
+    const back = await world.harness.provider.authorize(atProvider.url.href, { account });
+    const callback = await world.harness.callback(back);
+    expect(callback.status).toBe(302);
+  }
 
   beforeAll(async () => {
     world = await startSigninWorld(backend.name);
@@ -47,7 +61,8 @@ describeBackends('MCP clients sign in with OAuth', (backend) => {
     expect(authorizationUrl.origin + authorizationUrl.pathname).toBe(`${world.url}/oauth2/authorize`);
     expect(authorizationUrl.searchParams.get('resource')).toBe(`${world.url}/mcp`);
 
-    const back = await world.browser('ada').authorize(authorizationUrl);
+    const ada = world.browser('ada');
+    const back = await ada.authorize(authorizationUrl);
     expect(back.origin + back.pathname).toBe(oauth.redirectUrl);
     expect(back.searchParams.get('iss')).toBe(world.url);
     expect(back.searchParams.get('state')).toBe(authorizationUrl.searchParams.get('state'));
@@ -73,8 +88,24 @@ describeBackends('MCP clients sign in with OAuth', (backend) => {
     );
     expect(needsGrant?.code).toBe(-32042);
     const url = needsGrant?.data?.elicitations?.[0]?.url as string;
-    const connected = await consent(world.harness, url, 'ada-at-demo');
-    expect(connected.page.html).toContain('is now connected');
+    expect(url).toMatch(new RegExp(`^${world.url}/oauth/start/osl_[a-z0-9]{20}$`));
+
+    // The link is Ada's: another signed-in person is refused, nobody signed in must sign in first.
+    const mallory = world.browser('mallory');
+    await mallory.authorize(authorizationUrl.href.replace(/state=[^&]*/, 'state=m')).catch(() => undefined);
+    const stolen = await mallory.open(url);
+    expect(
+      stolen.kind === 'page' && [
+        stolen.status,
+        stolen.html.includes('This link was made for another person'),
+      ],
+    ).toEqual([403, true]);
+    const anonymous = await fetch(url, { redirect: 'manual' });
+    expect(anonymous.status).toBe(302);
+    expect(new URL(anonymous.headers.get('location') as string).origin).toBe(world.login.issuer);
+    expect(await world.harness.server.app.deps.db.prisma.connection.count()).toBe(0);
+
+    await connectApp(ada, url, 'ada-at-demo');
 
     const result = await second.client.callTool({ name: 'demo__getMe', arguments: {} });
     expect(result.isError).toBeUndefined();
@@ -85,12 +116,44 @@ describeBackends('MCP clients sign in with OAuth', (backend) => {
       select: { clientId: true, userId: true, appId: true },
     });
     expect(rows).toEqual([{ clientId: oauth.client?.client_id, userId: 'oidc:ada', appId: 'demo' }]);
+
+    // Ada's own page lists it, and its button disconnects it (Mallory's page shows nothing of Ada's).
+    const mine = await ada.open(`${world.url}/me`);
+    if (mine.kind !== 'page') throw new Error('no /me page');
+    expect(mine.status).toBe(200);
+    expect(mine.html).toContain('<td>demo</td><td>Test MCP client</td><td>active</td>');
+    const theirs = await mallory.open(`${world.url}/me`);
+    expect(theirs.kind === 'page' && theirs.html).toContain('You have connected no app yet.');
+    const field = (name: string) =>
+      new RegExp(`name="${name}" value="([^"]*)"`).exec(mine.html)?.[1] as string;
+    const forged = await mallory.open(`${world.url}/me/disconnect`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: world.url },
+      body: new URLSearchParams({
+        client: field('client'),
+        app: field('app'),
+        form_token: field('form_token'),
+      }).toString(),
+    });
+    expect(forged.kind === 'page' && forged.status).toBe(403);
+    const removed = await ada.open(`${world.url}/me/disconnect`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: world.url },
+      body: new URLSearchParams({
+        client: field('client'),
+        app: field('app'),
+        form_token: field('form_token'),
+      }).toString(),
+    });
+    expect(removed.kind === 'page' && removed.html).toContain('You have connected no app yet.');
+    expect(await world.harness.server.app.deps.db.prisma.connection.count()).toBe(0);
     await second.client.close();
   }, 120_000);
 
   it('the v2 SDK client (2026-07-28) signs in and answers the URL elicitation itself', async () => {
     const oauth = new MemoryOAuthProvider({ redirectUrl: 'http://localhost:43117/cb' });
     const elicited: string[] = [];
+    const grace = world.browser('grace');
     const connect = async () => {
       const client = new V2Client(
         { name: 'test-v2', version: '1.0.0' },
@@ -99,7 +162,7 @@ describeBackends('MCP clients sign in with OAuth', (backend) => {
       client.setRequestHandler('elicitation/create', async (request) => {
         const { url } = request.params as { url: string };
         elicited.push(url);
-        await consent(world.harness, url, 'grace-at-demo');
+        await connectApp(grace, url, 'grace-at-demo');
         return { action: 'accept' as const };
       });
       const transport = new V2Transport(new URL('/mcp', world.url), { authProvider: oauth });
@@ -112,13 +175,13 @@ describeBackends('MCP clients sign in with OAuth', (backend) => {
       .catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(Error);
     expect(oauth.authorizationUrl?.pathname).toBe('/oauth2/authorize');
-    const back = await world.browser('grace').authorize(oauth.authorizationUrl as URL);
+    const back = await grace.authorize(oauth.authorizationUrl as URL);
     await first.transport.finishAuth(back.searchParams);
 
     const second = await connect();
     await second.done;
     const result = await second.client.callTool({ name: 'demo__getMe', arguments: {} });
-    expect(elicited).toHaveLength(1);
+    expect(elicited).toEqual([expect.stringMatching(new RegExp(`^${world.url}/oauth/start/osl_`))]);
     expect((result.structuredContent as { data: unknown }).data).toEqual({ id: 'user-1', name: 'Ada' });
     await second.client.close();
   }, 120_000);

@@ -1,0 +1,12 @@
+// The test configuration of `npm run mutate` (stryker.config.mjs): the suite's own, with the test
+// files replaced by MUTATE_TESTS (comma-separated globs) when scripts/mutate.mjs was given some.
+// (Not mergeConfig: it would append the globs to the suite's own instead of replacing them.)
+import { defineConfig } from 'vitest/config';
+import base from './vitest.config.ts';
+
+const tests = process.env.MUTATE_TESTS?.split(',').filter(Boolean) ?? [];
+
+export default defineConfig({
+  ...base,
+  test: { ...base.test, ...(tests.length > 0 ? { include: tests } : {}) },
+});
