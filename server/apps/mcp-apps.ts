@@ -174,7 +174,7 @@ function registrationFailure(failure: McpUpstreamFailure, auth: PublicAuth): Err
   switch (failure.kind) {
     case 'upstream_unreachable': {
       const cause = unreachableCause(failure.cause);
-      return apiError('upstream_unreachable', unreachableMessage('The MCP server', cause), { cause });
+      return apiError('upstream_unreachable', unreachableMessage('The MCP server', cause));
     }
     case 'upstream_too_large':
       return apiError('upstream_too_large', `The MCP server answered more than ${failure.limit} bytes.`, {

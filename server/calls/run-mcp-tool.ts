@@ -77,7 +77,7 @@ export async function runMcpTool(call: ToolCall, credentials: Credentials): Prom
       case 'upstream_unreachable': {
         report.cause = failure.cause;
         const cause = unreachableCause(failure.cause);
-        return err(apiError('upstream_unreachable', unreachableMessage('The MCP server', cause), { cause }));
+        return err(apiError('upstream_unreachable', unreachableMessage('The MCP server', cause)));
       }
       case 'upstream_too_large':
         return err(
