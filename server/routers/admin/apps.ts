@@ -12,6 +12,7 @@ import { appView, deleteApp, putApp } from '../../apps/apps.ts';
 import { refreshMcpApp } from '../../apps/mcp-apps.ts';
 import type { LoadedApp } from '../../apps/registry.ts';
 import { ApiProblem } from '../../errors.ts';
+import { recordChange } from '../../observe/audit.ts';
 import { ADMIN_ERRORS, adminProcedure, router } from '../../trpc.ts';
 
 const view = (app: LoadedApp) =>
@@ -70,6 +71,12 @@ export const appsRouter = router({
       const outcome = await putApp(ctx.deps, input, new Date(ctx.deps.clock.now()));
       ctx.deps.apps.invalidate(input.appId);
       if (!outcome.ok) throw new ApiProblem(outcome.error);
+      await recordChange(ctx.deps, ctx.principal, 'app.registered', input.appId, {
+        provider: input.provider,
+        ...(input.mcp ? { mcp: input.mcp.url } : {}),
+        tools: outcome.value.tools.length,
+        skipped: outcome.value.skipped.length,
+      });
       return outcome.value;
     }),
 
@@ -89,6 +96,10 @@ export const appsRouter = router({
     .mutation(async ({ ctx, input }) => {
       const outcome = await refreshMcpApp(ctx.deps, input.appId, new Date(ctx.deps.clock.now()));
       if (!outcome.ok) throw new ApiProblem(outcome.error);
+      await recordChange(ctx.deps, ctx.principal, 'app.refreshed', input.appId, {
+        tools: outcome.value.tools.length,
+        skipped: outcome.value.skipped.length,
+      });
       return outcome.value;
     }),
 
@@ -143,6 +154,7 @@ export const appsRouter = router({
       const deleted = await deleteApp(ctx.deps.db.prisma, input.appId);
       ctx.deps.apps.invalidate(input.appId);
       if (!deleted) throw appNotFound(input.appId);
+      await recordChange(ctx.deps, ctx.principal, 'app.deleted', input.appId);
       return { ok: true as const };
     }),
 });
