@@ -20,6 +20,9 @@ import { GrantCache } from './oauth/grant-cache.ts';
 import { IssuerPolicy } from './oauth/issuer.ts';
 import { createRefreshFlights } from './oauth/refresh-flights.ts';
 import { OAuthStateRepository } from './oauth/state-repository.ts';
+import { CallLog } from './observe/call-log.ts';
+import { startCallLogPurge } from './observe/call-log-purge.ts';
+import { startTracing } from './observe/tracing.ts';
 import { ToolSearch } from './search/service.ts';
 import { createSignin } from './signin/signin.ts';
 
@@ -49,7 +52,11 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   // The KMS first: a bad key setting must stop start-up before anything is opened.
   const metrics = createMetrics();
   const envelope = createEnvelope({ kms: countKmsCalls(await createKms(config.kms), metrics) });
-  const db = await openDatabase(config.databaseUrl, { onProgress: options.onProgress });
+  const tracing = await startTracing(config.otlpEndpoint, logger);
+  const db = await openDatabase(config.databaseUrl, {
+    onProgress: options.onProgress,
+    tracer: tracing?.tracer,
+  });
   const apps = new AppRegistry(db.prisma, envelope, clock, logger);
   const deps: AppDeps = {
     config,
@@ -62,6 +69,18 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     search: new ToolSearch(db.prisma, apps, clock, logger),
     limiter: new SlidingWindowLimiter(config.rateLimitPerKeyPerMin),
     metrics,
+    tracing,
+    callLog: new CallLog(
+      db.prisma,
+      {
+        enabled: config.callLogDays > 0,
+        flushMs: LIMITS.callLogFlushMs,
+        batch: LIMITS.callLogBatch,
+        maxBuffered: LIMITS.callLogBuffered,
+      },
+      metrics.callLog,
+      logger,
+    ),
     idempotency: new IdempotencyService(db.prisma, clock, logger, idempotencySettings(config)),
     grants: new GrantCache(),
     refreshes: createRefreshFlights(),
@@ -71,6 +90,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     signin: createSignin({ config, prisma: db.prisma, envelope, clock, logger }),
   };
   deps.idempotency.startPurging();
+  const callLogPurge = startCallLogPurge(db.prisma, config.callLogDays, clock, logger);
   const server = createHttpServer(deps, deps.metrics);
   let closing: Promise<void> | undefined;
 
@@ -107,8 +127,11 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         // (perhaps a rotated refresh token) must reach the database before the database closes.
         await deps.refreshes.settled();
         await deps.idempotency.close();
+        await callLogPurge.stop();
+        await deps.callLog.close();
         await deps.signin?.close();
         await db.close();
+        await tracing?.shutdown();
       })();
       return closing;
     },

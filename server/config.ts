@@ -78,6 +78,11 @@ const envSchema = z
     REQUEST_HEADERS_TIMEOUT_MS: integer(100, 600_000).default(10_000),
     REQUEST_TIMEOUT_MS: integer(100, 3_600_000).default(30_000),
     RATE_LIMIT_PER_KEY_PER_MIN: integer(0, 10_000_000).default(600),
+    CALL_LOG_DAYS: integer(0, 3650).default(30),
+    OTEL_EXPORTER_OTLP_ENDPOINT: z
+      .url({ protocol: /^https?$/, error: 'must be the http(s) URL of an OTLP/HTTP receiver' })
+      .transform((value) => value.replace(/\/+$/, ''))
+      .optional(),
     LOG_LEVEL: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
     LOGIN_OIDC_ISSUER: z
       .url({ protocol: /^https?$/, error: 'must be the absolute http(s) URL of an OpenID Connect issuer' })
@@ -140,6 +145,10 @@ export interface Config {
   headersTimeoutMs: number;
   requestTimeoutMs: number;
   rateLimitPerKeyPerMin: number;
+  /** Days a call-log record is kept (docs/reference.md "Call log"); 0 keeps no call log. */
+  callLogDays: number;
+  /** Base URL of the OTLP/HTTP receiver of traces (`/v1/traces` is added); unset: no tracing. */
+  otlpEndpoint: string | undefined;
   logLevel: (typeof LOG_LEVELS)[number];
   /**
    * The OpenID Connect provider people sign in with (docs/reference.md "MCP sign-in"); undefined
@@ -198,6 +207,16 @@ export const LIMITS = {
    */
   toolsPageBytes: 4 * 1024 * 1024,
   /**
+   * The call log's writer (observe/call-log.ts): records wait at most this long before a batch is
+   * written, a batch holds at most callLogBatch records, and at most callLogBuffered wait in memory
+   * (past it, while the database is away, new records are dropped and counted).
+   */
+  callLogFlushMs: 1_000,
+  callLogBatch: 1_000,
+  callLogBuffered: 50_000,
+  /** How often each server purges call-log records older than CALL_LOG_DAYS. */
+  callLogPurgeIntervalMs: 10 * 60 * 1000,
+  /**
    * Bytes of a refused or unread request body still read after the answer, so the client reads
    * the answer (a 413…) instead of meeting a closed socket (EPIPE) while it is still sending;
    * past them the connection is closed (issue 23: 4 of 300 over-limit bodies ended in EPIPE).
@@ -251,6 +270,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): ConfigResult {
     headersTimeoutMs: e.REQUEST_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     rateLimitPerKeyPerMin: e.RATE_LIMIT_PER_KEY_PER_MIN,
+    callLogDays: e.CALL_LOG_DAYS,
+    otlpEndpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
     logLevel: e.LOG_LEVEL,
     login:
       e.LOGIN_OIDC_ISSUER && e.LOGIN_OIDC_CLIENT_ID && e.LOGIN_OIDC_CLIENT_SECRET

@@ -11,6 +11,8 @@ export interface ResponseMeta {
 
 export interface Context {
   deps: AppDeps;
+  /** The mount the request came through: REST routes or `/trpc` (the call log names it). */
+  surface: 'rest' | 'trpc';
   requestId: string;
   headers: IncomingHttpHeaders;
   /** The request's logger (made on first use). */
@@ -28,6 +30,7 @@ export interface Context {
 export function createContextInner(
   deps: AppDeps,
   request: {
+    surface: 'rest' | 'trpc';
     requestId: string;
     headers: IncomingHttpHeaders;
     startedAt?: number;
@@ -38,6 +41,7 @@ export function createContextInner(
   // One plain shape for every request (no getter, no conditional spread): built on every call.
   return {
     deps,
+    surface: request.surface,
     requestId: request.requestId,
     headers: request.headers,
     log: lazyLogger(deps.logger, request.requestId),

@@ -13,6 +13,8 @@ import type { GrantCache } from './oauth/grant-cache.ts';
 import type { IssuerPolicy } from './oauth/issuer.ts';
 import type { RefreshFlights } from './oauth/refresh-flights.ts';
 import type { OAuthStateRepository } from './oauth/state-repository.ts';
+import type { CallLog } from './observe/call-log.ts';
+import type { Tracing } from './observe/tracing.ts';
 import type { ToolSearch } from './search/service.ts';
 import type { Signin } from './signin/signin.ts';
 
@@ -31,6 +33,10 @@ export interface AppDeps {
   idempotency: IdempotencyService;
   /** Prometheus metrics: the tool-call core reports each call (recordCall), OAuth each refresh. */
   metrics: Metrics;
+  /** OpenTelemetry, when OTEL_EXPORTER_OTLP_ENDPOINT is set; undefined (no SDK loaded) otherwise. */
+  tracing: Tracing | undefined;
+  /** The call log's writer: every tool call hands it one record (observe/call-log.ts). */
+  callLog: CallLog;
   /** Opened end-user grants, so a warm OAuth call runs no query (oauth/grant-cache.ts). */
   grants: GrantCache;
   /** In-flight OAuth refreshes of this server, one per grant (oauth/refresh.ts). */

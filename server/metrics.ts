@@ -85,6 +85,16 @@ export function createMetrics() {
       this.inc(dbQueryCount());
     },
   });
+  const callLogWritten = new Counter({
+    name: 'toolgate_call_log_written_total',
+    help: 'Call-log records written to the database',
+    registers: [registry],
+  });
+  const callLogDropped = new Counter({
+    name: 'toolgate_call_log_dropped_total',
+    help: 'Call-log records lost: the database refused their batch, or too many waited while it was away',
+    registers: [registry],
+  });
   const kmsCalls = new Counter({
     name: 'toolgate_kms_calls_total',
     help: 'Calls to the KMS (wrap, unwrap); unwrapped data keys are cached, so warm calls make none',
@@ -121,6 +131,11 @@ export function createMetrics() {
     },
     recordRefresh(appId: string, outcome: RefreshResult): void {
       refreshes.inc({ app: appId, outcome });
+    },
+    /** The call log's writer (observe/call-log.ts): what reached the database, what was lost. */
+    callLog: {
+      written: (count: number) => callLogWritten.inc(count),
+      dropped: (count: number) => callLogDropped.inc(count),
     },
     recordKmsCall(operation: 'wrap' | 'unwrap'): void {
       kmsCalls.inc({ operation });

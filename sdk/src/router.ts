@@ -40,6 +40,13 @@ import type {
   listConnectionsInput,
   listConnectionsOutput,
 } from '../../shared/schemas/oauth.ts';
+import type {
+  listAuditInput,
+  listAuditOutput,
+  listCallsInput,
+  listCallsOutput,
+  verifyAuditOutput,
+} from '../../shared/schemas/observe.ts';
 
 /**
  * What a tRPC error carries: the contract's error body under `data.contract`
@@ -95,6 +102,11 @@ export type AppRouter = TRPCBuiltRouter<
         list: Query<Empty, typeof listAppsOutput>;
         get: Query<typeof appIdInput, typeof appSchema>;
         remove: Mutation<typeof appIdInput, typeof okOutput>;
+      };
+      calls: { list: Query<typeof listCallsInput, typeof listCallsOutput> };
+      audit: {
+        list: Query<typeof listAuditInput, typeof listAuditOutput>;
+        verify: Query<Empty, typeof verifyAuditOutput>;
       };
       tools: { list: Query<typeof listToolsInput, typeof listToolsOutput> };
       connections: {

@@ -1,3 +1,4 @@
+import { type Attributes, SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { apiError, type ErrorBody, statusOf } from '../../shared/errors.ts';
 import { HEADER } from '../../shared/headers.ts';
 import type { ProxySuccess } from '../../shared/schemas/agent.ts';
@@ -8,8 +9,10 @@ import { requestFingerprint } from '../idempotency/fingerprint.ts';
 import { checkIdempotencyKey } from '../idempotency/key.ts';
 import { scopeOf } from '../idempotency/service.ts';
 import { isOAuthApp } from '../oauth/provider.ts';
+import { inSpan } from '../observe/tracing.ts';
 import { err, ok, type Result } from '../result.ts';
 import { authorizeAndRun } from './authorize-and-run.ts';
+import { type CallSite, logCall } from './call-record.ts';
 import { checkParameters, checkScope, checkUserHeader } from './checks.ts';
 import { Redactor } from './redact.ts';
 import { resolveTool, toolNotFound } from './resolve.ts';
@@ -49,11 +52,20 @@ const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, s
 const failure = (body: ErrorBody, headers: Record<string, string> = {}): CallOutcome =>
   err({ body, headers });
 
-/** Step 1, the per-key rate limit (docs/reference.md "Limits"): a refused call does not count. */
-export function admitCall(deps: AppDeps, caller: Caller): Result<AdmittedCaller, CallFailure> {
+/**
+ * Step 1, the per-key rate limit (docs/reference.md "Limits"): a refused call does not count
+ * against it, but is a call of the call log (`toolId` as asked, when the surface knows it).
+ */
+export function admitCall(
+  deps: AppDeps,
+  caller: Caller,
+  site: CallSite,
+  toolId?: string,
+): Result<AdmittedCaller, CallFailure> {
   const refused = takeRateLimit(deps, caller.principal);
   if (refused) {
     deps.metrics.recordCall({ outcome: 'rate_limited' });
+    logCall(deps, caller, site, { outcome: 'rate_limited', toolId });
     return err(refused);
   }
   return ok(caller as AdmittedCaller);
@@ -85,7 +97,44 @@ interface RunAnswer {
  * Steps 2–9: tool → caller scope → parameters → user id → idempotency → user authorization →
  * upstream → envelope. With an idempotency key the last two run at most once per (API key, key).
  */
-export async function callTool(
+export function callTool(deps: AppDeps, caller: AdmittedCaller, request: CallRequest): Promise<CallOutcome> {
+  const tracer = deps.tracing?.tracer;
+  if (!tracer) return reportedCall(deps, caller, request);
+  return inSpan(
+    tracer,
+    `execute_tool ${request.toolId}`,
+    SpanKind.INTERNAL,
+    toolSpanAttributes(caller, request),
+    async (span) => {
+      const outcome = await reportedCall(deps, caller, request);
+      const code = outcome.ok ? 'ok' : outcome.error.body.error;
+      span?.setAttribute('toolgate.outcome', code);
+      if (!outcome.ok) {
+        span?.setAttribute('error.type', code);
+        span?.setStatus({ code: SpanStatusCode.ERROR });
+      }
+      return outcome;
+    },
+  );
+}
+
+/**
+ * The tool call's span, after the GenAI semantic conventions (`execute_tool`) and, for an MCP
+ * call, the MCP ones: ids and the surface, never an argument, a user id or a credential.
+ */
+function toolSpanAttributes(caller: AdmittedCaller, request: CallRequest): Attributes {
+  return {
+    'gen_ai.operation.name': 'execute_tool',
+    'gen_ai.tool.name': request.toolId,
+    'gen_ai.tool.type': 'function',
+    'toolgate.surface': request.surface,
+    'toolgate.client_id': caller.clientId,
+    ...(request.surface === 'mcp' ? { 'mcp.method.name': 'tools/call' } : {}),
+  };
+}
+
+/** The call, then its report to the metrics, the call log and the request's log line. */
+async function reportedCall(
   deps: AppDeps,
   caller: AdmittedCaller,
   request: CallRequest,
@@ -96,6 +145,11 @@ export async function callTool(
   report.replayed =
     (outcome.ok ? outcome.value : outcome.error).headers[HEADER.idempotentReplayed] === 'true';
   deps.metrics.recordCall(report);
+  logCall(deps, caller, request, {
+    ...report,
+    // An id that resolved to no tool is kept as asked: "what failed" includes what was asked for.
+    toolId: report.toolId ?? request.toolId,
+  });
   const fields = request.logFields;
   if (fields) {
     fields.toolId = report.toolId;

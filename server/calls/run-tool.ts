@@ -1,13 +1,47 @@
+import { SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { apiError, type ErrorBody } from '../../shared/errors.ts';
 import type { ProxySuccess } from '../../shared/schemas/agent.ts';
 import type { Credentials } from '../catalog/request.ts';
+import { inSpan } from '../observe/tracing.ts';
 import { err, ok, type Result } from '../result.ts';
 import { Redactor } from './redact.ts';
 import type { ToolCall } from './tool-call.ts';
 import { unreachableCause, unreachableMessage } from './unreachable.ts';
-import { callUpstream, toData } from './upstream.ts';
+import { callUpstream, toData, type UpstreamOutcome } from './upstream.ts';
 
 const BACKSLASH = 0x5c;
+
+/**
+ * The upstream request's span, after the HTTP semantic conventions (client side): method, host,
+ * port and the operation's path template (`/items/{itemId}`), never the URL itself, whose path and
+ * query may carry an API key or a user's data.
+ */
+async function tracedUpstream(
+  tracer: Tracer,
+  url: URL,
+  operation: { method: string; pathTemplate: string },
+  upstream: () => Promise<UpstreamOutcome>,
+): Promise<UpstreamOutcome> {
+  const attributes = {
+    'http.request.method': operation.method,
+    'server.address': url.hostname,
+    'server.port': Number(url.port) || (url.protocol === 'https:' ? 443 : 80),
+    'url.scheme': url.protocol.slice(0, -1),
+    'url.template': operation.pathTemplate,
+  };
+  const name = `${operation.method} ${operation.pathTemplate}`;
+  return inSpan(tracer, name, SpanKind.CLIENT, attributes, async (span) => {
+    const outcome = await upstream();
+    if (outcome.ok) span?.setAttribute('http.response.status_code', outcome.value.status);
+    else {
+      if (outcome.error.kind === 'upstream_error')
+        span?.setAttribute('http.response.status_code', outcome.error.status);
+      span?.setAttribute('error.type', outcome.error.kind);
+      span?.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    return outcome;
+  });
+}
 
 export type RunOutcome = Result<ProxySuccess, ErrorBody>;
 
@@ -32,12 +66,12 @@ export async function runTool(call: ToolCall, credentials: Credentials): Promise
     );
   }
   const calledAt = performance.now();
-  const outcome = await callUpstream(
-    built.value,
-    app.baseUrl,
-    config.upstreamTimeoutMs,
-    config.maxUpstreamBodyBytes,
-  );
+  const upstream = () =>
+    callUpstream(built.value, app.baseUrl, config.upstreamTimeoutMs, config.maxUpstreamBodyBytes);
+  const tracer = call.deps.tracing?.tracer;
+  const outcome = tracer
+    ? await tracedUpstream(tracer, built.value.url, tool.tool, upstream)
+    : await upstream();
   report.upstreamMs = Math.round((performance.now() - calledAt) * 10) / 10;
   if (!outcome.ok) {
     const failure = outcome.error;

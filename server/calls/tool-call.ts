@@ -5,29 +5,26 @@ import type { AppDeps } from '../deps.ts';
 import type { RequestLogFields } from '../logger.ts';
 import type { CallReport } from '../metrics.ts';
 import type { SeenSecrets } from '../oauth/access.ts';
+import type { CallSite } from './call-record.ts';
 import type { ResolvedTool } from './resolve.ts';
 
 declare const admitted: unique symbol;
 /** A caller that passed the rate limit of this call; only `admitCall` (call-tool.ts) makes one. */
 export type AdmittedCaller = Caller & { readonly [admitted]: true };
 
-/** What a surface asks of the tool-call core. */
-export interface CallRequest {
+/** What a surface asks of the tool-call core (and where it came from, for the call log). */
+export interface CallRequest extends CallSite {
   /** Composite `<appId>:::<toolName>`, or a bare tool name with `appId`. */
   toolId: string;
   parameters: Record<string, unknown>;
   /** X-Service-App-Id. */
   appId?: string | undefined;
-  /** X-Service-User-Id as sent. */
-  userId?: string | undefined;
   /** X-Service-Idempotency-Key as sent. */
   idempotencyKey?: string | undefined;
   /** Parameter problems the adapter found before its parser dropped them (a `__proto__` name). */
   earlierIssues?: readonly Issue[];
   /** Only these apps' tools exist for this call (MCP's `apps` filter); all when absent. */
   apps?: ReadonlySet<string> | undefined;
-  /** performance.now() at arrival: meta.duration_ms is the whole call as the server saw it. */
-  startedAt: number;
   /** The request's logger (made on first use: only an idempotent call may log). */
   log: () => Logger;
   /** The request's log line: the call fills in its tool, app and upstream (surfaces with one). */

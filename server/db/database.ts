@@ -4,6 +4,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
+import type { Tracer } from '@opentelemetry/api';
 import { countQueries } from './count-queries.ts';
 import { PrismaClient } from './generated/client.ts';
 import { applyMigrations, type MigrationSession } from './migrate.ts';
@@ -37,6 +38,8 @@ export type OpenProgress =
 
 export interface OpenOptions {
   onProgress?: (progress: OpenProgress) => void;
+  /** When tracing is on: a span per statement (db/count-queries.ts). */
+  tracer?: Tracer | undefined;
 }
 
 /** How long openDatabase waits for another process (e.g. a Prisma CLI run) to let go of a PGlite folder. */
@@ -74,7 +77,7 @@ export async function openDatabase(url: string, options: OpenOptions = {}): Prom
   const onPending = (migrations: string[]) => options.onProgress?.({ step: 'migrating', migrations });
   return target.kind === 'pglite'
     ? openPglite(target.dataDir, options, onPending)
-    : openPostgres(target.url, onPending);
+    : openPostgres(target.url, onPending, options.tracer);
 }
 
 async function openPglite(
@@ -113,7 +116,7 @@ async function openPglite(
     release();
     throw error;
   }
-  const prisma = new PrismaClient({ adapter: countQueries(new PrismaPGlite(db)) });
+  const prisma = new PrismaClient({ adapter: countQueries(new PrismaPGlite(db), options.tracer) });
   return database('pglite', prisma, async () => {
     await db.close();
     release();
@@ -131,7 +134,11 @@ function pgliteOpenError(dataDir: string | undefined, cause: unknown): Error {
   return new Error(`cannot open PGlite database ${dataDir ?? 'in memory'}${hint}`, { cause });
 }
 
-async function openPostgres(url: string, onPending: (migrations: string[]) => void): Promise<Database> {
+async function openPostgres(
+  url: string,
+  onPending: (migrations: string[]) => void,
+  tracer: Tracer | undefined,
+): Promise<Database> {
   const [{ default: pg }, { PrismaPg }] = await Promise.all([import('pg'), import('@prisma/adapter-pg')]);
   const pool = new pg.Pool({ connectionString: url });
   // An idle client losing its connection must not crash the process; the pool replaces it.
@@ -157,7 +164,7 @@ async function openPostgres(url: string, onPending: (migrations: string[]) => vo
     await pool.end().catch(() => {});
     throw error;
   }
-  const prisma = new PrismaClient({ adapter: countQueries(new PrismaPg(pool)) });
+  const prisma = new PrismaClient({ adapter: countQueries(new PrismaPg(pool), tracer) });
   return database('postgres', prisma, () => pool.end());
 }
 

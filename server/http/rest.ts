@@ -106,6 +106,7 @@ async function handleProcedure(
   }
 
   const ctx = createContextInner(deps, {
+    surface: 'rest',
     requestId: request.requestId,
     headers: req.headers,
     startedAt: request.startedAt,

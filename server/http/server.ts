@@ -6,15 +6,23 @@ import {
   type ServerOptions,
   type ServerResponse,
 } from 'node:http';
+import { type Span, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { apiError } from '../../shared/errors.ts';
 import { HEADER } from '../../shared/headers.ts';
 import type { AppDeps } from '../deps.ts';
 import { requestLogFields } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
+import { withActiveSpan } from '../observe/tracing.ts';
 import { discardBody } from './body.ts';
 import { sendError } from './respond.ts';
 import { ToolgateResponse } from './response.ts';
-import { createRouteTable, MatchedRequest, parseTarget } from './route-table.ts';
+import {
+  createRouteTable,
+  MatchedRequest,
+  parseTarget,
+  type RequestTarget,
+  type RouteMatch,
+} from './route-table.ts';
 import { createRoutes } from './routes.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -23,6 +31,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
   const { logger } = deps;
   const table = createRouteTable(createRoutes(deps, metrics));
+  const tracer = deps.tracing?.tracer;
 
   const { headersTimeoutMs, requestTimeoutMs } = deps.config;
   const options: ServerOptions<typeof IncomingMessage, typeof ToolgateResponse> = {
@@ -51,45 +60,20 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
       );
       return;
     }
-    let route = 'unknown';
-    let work: Promise<unknown>;
     const match = table.match(method, target.path);
-    switch (match.kind) {
-      case 'found': {
-        route = match.route.path;
-        work = match.route.handle(req, res, new MatchedRequest(target, match.params, requestId, started));
-        break;
-      }
-      case 'method_not_allowed':
-        route = match.template;
-        discardBody(req);
-        sendError(res, apiError('method_not_allowed', `${method} is not allowed on this path.`), {
-          allow: match.allow.join(', '),
-        });
-        work = Promise.resolve();
-        break;
-      case 'bad_path':
-        route = match.template;
-        discardBody(req);
-        sendError(
-          res,
-          apiError('invalid_request', 'The path is not valid percent-encoding.', {
-            issues: [{ path: '', message: 'Malformed path.' }],
-          }),
-        );
-        work = Promise.resolve();
-        break;
-      case 'none':
-        discardBody(req);
-        sendError(res, apiError('not_found', 'No such path.'));
-        work = Promise.resolve();
-        break;
-    }
+    const route =
+      match.kind === 'none' ? 'unknown' : match.kind === 'found' ? match.route.path : match.template;
+    // Tracing off (the default), the request takes the plain path: one test of `undefined`.
+    const span = tracer ? startRequestSpan(tracer, method, route, target.path, requestId) : undefined;
+    const work = span
+      ? withActiveSpan(span, () => dispatch(match, req, res, method, target, requestId, started))
+      : dispatch(match, req, res, method, target, requestId, started);
     const finished = (status: number = res.statusCode) => {
       // A body no route read (GET /healthz with one, an answer before the body): Node drains it
       // without end once the answer is out; this bounds that (body.ts discardBody).
       if (!req.complete) discardBody(req);
       const seconds = (performance.now() - started) / 1000;
+      if (span) endRequestSpan(span, status);
       metrics.observe(route, method, status, seconds);
       // At LOG_LEVEL=warn the line is not written: do not build it either (hot path, issue 14).
       if (!logger.isLevelEnabled('info')) return;
@@ -120,6 +104,73 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
     );
   });
   return server;
+}
+
+/** Answers what the route table found: the route's handler, or the contract's 405, 400 or 404. */
+function dispatch(
+  match: RouteMatch,
+  req: IncomingMessage,
+  res: ServerResponse,
+  method: string,
+  target: RequestTarget,
+  requestId: string,
+  started: number,
+): Promise<unknown> {
+  switch (match.kind) {
+    case 'found':
+      return match.route.handle(req, res, new MatchedRequest(target, match.params, requestId, started));
+    case 'method_not_allowed':
+      discardBody(req);
+      sendError(res, apiError('method_not_allowed', `${method} is not allowed on this path.`), {
+        allow: match.allow.join(', '),
+      });
+      return Promise.resolve();
+    case 'bad_path':
+      discardBody(req);
+      sendError(
+        res,
+        apiError('invalid_request', 'The path is not valid percent-encoding.', {
+          issues: [{ path: '', message: 'Malformed path.' }],
+        }),
+      );
+      return Promise.resolve();
+    case 'none':
+      discardBody(req);
+      sendError(res, apiError('not_found', 'No such path.'));
+      return Promise.resolve();
+  }
+}
+
+/**
+ * The request's span, after the HTTP semantic conventions (server side): named by method and
+ * route template; the path, never the query (it may carry a search's words, a cursor).
+ */
+function startRequestSpan(
+  tracer: Tracer,
+  method: string,
+  route: string,
+  path: string,
+  requestId: string,
+): Span {
+  return tracer.startSpan(`${method} ${route}`, {
+    kind: SpanKind.SERVER,
+    attributes: {
+      'http.request.method': method,
+      'http.route': route,
+      'url.path': path,
+      'url.scheme': 'http',
+      'toolgate.request_id': requestId,
+    },
+  });
+}
+
+function endRequestSpan(span: Span, status: number): void {
+  span.setAttribute('http.response.status_code', status);
+  if (status >= 500) {
+    span.setAttribute('error.type', String(status));
+    span.setStatus({ code: SpanStatusCode.ERROR });
+  }
+  span.end();
 }
 
 /**

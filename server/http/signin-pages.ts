@@ -225,7 +225,9 @@ export function personPages(deps: AppDeps, signin: Signin, signInFirst: SignInFi
             '<p>Sign in again, then use the Disconnect button of your page.</p>',
             { status: 403 },
           );
-        const outcome = await disconnect(deps, { clientId, userId: userIdOf(session.sub), appId });
+        // The person signed in disconnects their own grant: the audit trail's actor is `oidc:<sub>`.
+        const userId = userIdOf(session.sub);
+        const outcome = await disconnect(deps, { clientId, userId, appId }, userId);
         if (!outcome.ok)
           return sendPage(res, 'Not connected', '<p>This app is not connected.</p>', { status: 404 });
         deps.logger.info({ clientId, appId }, 'connection removed from /me');

@@ -68,6 +68,7 @@ async function handleTrpc(
     maxBodySize: config.maxBodyBytes,
     createContext: () =>
       createContextInner(deps, {
+        surface: 'trpc',
         requestId,
         headers: req.headers,
         remoteAddress: req.socket.remoteAddress,

@@ -44,7 +44,13 @@ export interface Purger {
  * Runs `purge` every `intervalMs` off the request path. The timer is unref'd (it never keeps the
  * process alive) and re-armed only after a pass ends, so passes never overlap.
  */
-export function startPurger(purge: () => Promise<number>, intervalMs: number, logger: Logger): Purger {
+export function startPurger(
+  purge: () => Promise<number>,
+  intervalMs: number,
+  logger: Logger,
+  /** What is purged, for the log lines ("expired idempotency records"). */
+  what = 'expired idempotency records',
+): Purger {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
@@ -59,12 +65,9 @@ export function startPurger(purge: () => Promise<number>, intervalMs: number, lo
     running = purge()
       .then((deleted) => {
         if (deleted > 0)
-          logger.info(
-            { deleted, ms: Math.round(performance.now() - started) },
-            'purged expired idempotency records',
-          );
+          logger.info({ deleted, ms: Math.round(performance.now() - started) }, `purged ${what}`);
       })
-      .catch((error: unknown) => logger.warn({ err: error }, 'idempotency purge failed; retrying later'))
+      .catch((error: unknown) => logger.warn({ err: error }, `purging ${what} failed; retrying later`))
       .finally(() => {
         running = undefined;
         schedule();

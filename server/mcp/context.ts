@@ -18,6 +18,8 @@ export interface McpCall {
   /** The tools/call arguments carry an own `__proto__` (parsers drop it; the contract reports it). */
   protoArguments: boolean;
   startedAt: number;
+  /** X-Request-Id of the HTTP request (the call log names it). */
+  requestId: string;
   /** The request's logger (made on first use). */
   log: () => Logger;
   /** The request's log line: key and client (set by the adapter), the call's tool, upstream and code. */

@@ -219,6 +219,7 @@ async function callOptions(
     mode: mode as McpMode,
     protoArguments: args !== null && typeof args === 'object' && Object.hasOwn(args, '__proto__'),
     startedAt: request.startedAt,
+    requestId: request.requestId,
     log: lazyLogger(deps.logger, request.requestId),
     logFields: requestLogFields(res),
   };

@@ -6,7 +6,9 @@ import {
   type RequestStateCodec,
   Server,
 } from '@modelcontextprotocol/server';
-import type { ErrorBody } from '../../shared/errors.ts';
+import type { ErrorBody, ErrorCode } from '../../shared/errors.ts';
+import { proxyInput } from '../../shared/schemas/agent.ts';
+import { type CallSite, logCall } from '../calls/call-record.ts';
 import { admitCall, type CallOutcome, callTool } from '../calls/call-tool.ts';
 import { droppedParameterIssues } from '../calls/checks.ts';
 import type { AppDeps } from '../deps.ts';
@@ -23,6 +25,9 @@ import {
   SEARCH_TOOLS,
   searchToolsResult,
 } from './search-mode.ts';
+
+/** A tool id as the call log keeps one asked for: the contract's plain text, else none. */
+const TOOL_ID = proxyInput.shape.toolId;
 
 /** Tools per `tools/list` page; the client follows `nextCursor` for the rest. */
 export const TOOLS_PAGE_SIZE = 100;
@@ -53,12 +58,13 @@ export async function runMcpCall(
   args: Record<string, unknown> | undefined,
   previous?: AuthorizationState,
 ): Promise<CallOutcome> {
-  const admitted = admitCall(deps, call.caller);
+  const admitted = admitCall(deps, call.caller, mcpSite(call), toolId);
   if (!admitted.ok) {
     call.logFields.error = admitted.error.body.error;
     return admitted;
   }
   const outcome = await callTool(deps, admitted.value, {
+    ...mcpSite(call),
     toolId,
     parameters: args ?? {},
     userId: call.userId,
@@ -66,13 +72,22 @@ export async function runMcpCall(
     idempotencyKey: previous ? `mcp:${previous.n}` : undefined,
     earlierIssues: droppedParameterIssues(call.protoArguments),
     apps: call.apps,
-    startedAt: call.startedAt,
     log: call.log,
     logFields: call.logFields,
   });
   // The HTTP answer is a 200 either way: the line names the call's contract code, as /proxyV2's does.
   if (!outcome.ok) call.logFields.error = outcome.error.body.error;
   return outcome;
+}
+
+/** An MCP request as the call log names it. */
+function mcpSite(call: McpCall): CallSite {
+  return { surface: 'mcp', requestId: call.requestId, startedAt: call.startedAt, userId: call.userId };
+}
+
+/** A `tools/call` refused before the core: the call log still has it (docs/reference.md "Call log"). */
+function logRefused(deps: AppDeps, call: McpCall, toolId: string, outcome: ErrorCode): void {
+  logCall(deps, call.caller, mcpSite(call), { outcome, toolId: TOOL_ID.safeParse(toolId).data });
 }
 
 /**
@@ -108,12 +123,20 @@ export function mcpServerFactory(
       let args = request.params.arguments;
       if (name === CALL_TOOL) {
         const target = await callToolTarget(deps, call, args);
-        if ('refused' in target) return target.refused;
+        if ('refused' in target) {
+          const refused = target.refused.structuredContent as ErrorBody;
+          const asked = (args as { name?: unknown } | undefined)?.name;
+          logRefused(deps, call, typeof asked === 'string' ? asked : '', refused.error);
+          return target.refused;
+        }
         ({ entry, arguments: args } = target);
       } else {
         entry = await findMcpTool(deps.apps, call.caller.principal, call.apps, name);
       }
-      if (!entry) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
+      if (!entry) {
+        logRefused(deps, call, name, 'tool_not_found');
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
+      }
       const previous = ctx.mcpReq.requestState<AuthorizationState>();
       // Verified (signature, expiry, key/client/user binding) before we get here; the tool is ours to check.
       if (previous !== undefined && (typeof previous !== 'object' || previous.t !== entry.toolId)) {

@@ -4,7 +4,7 @@ import { apiError, type ErrorBody } from '../../shared/errors.ts';
 import { isRegisteredRedirectUri } from '../admin/redirect-uris.ts';
 import type { AppDeps } from '../deps.ts';
 import { err, ok, type Result } from '../result.ts';
-import { expiryFrom, saveGrant } from './grants.ts';
+import { auditConnection, expiryFrom, saveGrant } from './grants.ts';
 import { callProvider, isOAuthApp, parseScope } from './provider.ts';
 import { redirectWith } from './redirect.ts';
 import { callbackUrl, completePageUrl, verifierContext } from './state.ts';
@@ -138,16 +138,22 @@ export async function handleOAuthCallback(
     }
     const tokens = exchanged.value;
     const receivedAt = deps.clock.now();
-    await saveGrant(
+    const scopes = parseScope(tokens.scope, app.auth.scopes);
+    const grantKey = { clientId: row.clientId, userId: row.userId, appId: row.appId };
+    const id = await saveGrant(
       prisma,
       deps.envelope,
-      { clientId: row.clientId, userId: row.userId, appId: row.appId },
+      grantKey,
       {
         tokens: { access_token: tokens.access_token, refresh_token: tokens.refresh_token },
-        scopes: parseScope(tokens.scope, app.auth.scopes),
+        scopes,
         expiresAt: expiryFrom(tokens.expires_in, receivedAt),
       },
       new Date(receivedAt),
+    );
+    // The end user's consent at the provider made it: no key of ours acted, so the server records it.
+    await prisma.$transaction((tx) =>
+      auditConnection(tx, deps.clock, 'system', 'connection.granted', id, grantKey, { scopes }),
     );
   } catch (error) {
     log.error({ err: error, appId: app.appId }, 'oauth callback could not store the grant');

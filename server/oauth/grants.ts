@@ -1,7 +1,9 @@
+import type { Clock } from '../clock.ts';
 import { LIMITS } from '../config.ts';
 import type { Envelope } from '../crypto/envelope.ts';
 import type { Prisma, PrismaClient } from '../db/generated/client.ts';
 import { newId } from '../ids.ts';
+import { appendAuditIn } from '../observe/audit.ts';
 import { writingGrants } from './grant-writes.ts';
 
 /**
@@ -99,14 +101,17 @@ export interface NewTokens {
   expiresAt: Date | null;
 }
 
-/** Stores the grant of a finished authorization, replacing any earlier grant of the same triple. */
+/**
+ * Stores the grant of a finished authorization, replacing any earlier grant of the same triple;
+ * answers the connection's id.
+ */
 export async function saveGrant(
   db: PrismaClient,
   envelope: Envelope,
   key: GrantKey,
   grant: NewTokens,
   now: Date,
-): Promise<void> {
+): Promise<string> {
   const data = await activeGrantData(envelope, key, grant, now);
   const upsert = () =>
     db.connection.upsert({
@@ -115,14 +120,36 @@ export async function saveGrant(
       update: data,
       select: { id: true },
     });
-  await writingGrants(async () => {
+  const saved = await writingGrants(async () => {
     try {
-      await upsert();
+      return await upsert();
     } catch (error) {
       // Two callbacks of one triple racing to create: the loser's insert conflicts; it replaces instead.
       if ((error as { code?: string }).code !== 'P2002') throw error;
-      await upsert();
+      return upsert();
     }
+  });
+  return saved.id;
+}
+
+/**
+ * The audit event of a connection change (docs/reference.md "Audit trail"): the connection's id as
+ * the target, its triple as details, never a token; within the transaction of the change.
+ */
+export function auditConnection(
+  tx: Prisma.TransactionClient,
+  clock: Clock,
+  actor: string,
+  action: 'connection.granted' | 'connection.reauth_required' | 'connection.deleted',
+  id: string,
+  key: GrantKey,
+  extra: Record<string, unknown> = {},
+): Promise<void> {
+  return appendAuditIn(tx, clock, {
+    actor,
+    action,
+    target: id,
+    details: { clientId: key.clientId, userId: key.userId, appId: key.appId, ...extra },
   });
 }
 

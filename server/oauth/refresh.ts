@@ -3,6 +3,7 @@ import { LIMITS } from '../config.ts';
 import type { AppDeps } from '../deps.ts';
 import { err, ok } from '../result.ts';
 import {
+  auditConnection,
   expiresSoon,
   expiryFrom,
   findGrant,
@@ -194,6 +195,9 @@ async function lockedRefresh(
       const refreshToken = tokens.refresh_token;
       if (!refreshToken) {
         await markReauthRequired(tx, row.id, new Date(now));
+        await auditConnection(tx, deps.clock, 'system', 'connection.reauth_required', row.id, key, {
+          reason: 'no_refresh_token',
+        });
         return err({ kind: 'reauth_required' });
       }
 
@@ -219,6 +223,9 @@ async function lockedRefresh(
           case 'oauth_error':
             if (REAUTH_ERRORS.has(failure.error)) {
               await markReauthRequired(tx, row.id, new Date(deps.clock.now()));
+              await auditConnection(tx, deps.clock, 'system', 'connection.reauth_required', row.id, key, {
+                reason: failure.error,
+              });
               return err({ kind: 'reauth_required' });
             }
             return err({ kind: 'upstream_error', status: failure.status, body: failure.body });

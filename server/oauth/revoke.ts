@@ -1,7 +1,7 @@
 import * as oidc from 'openid-client';
 import type { AppDeps } from '../deps.ts';
 import { err, ok, type Result } from '../result.ts';
-import { deleteGrant, findGrant, type GrantKey, lockGrant, openTokens } from './grants.ts';
+import { auditConnection, deleteGrant, findGrant, type GrantKey, lockGrant, openTokens } from './grants.ts';
 import { callProvider, isOAuthApp } from './provider.ts';
 
 export type DisconnectOutcome = Result<void, 'not_found'>;
@@ -15,7 +15,7 @@ export type DisconnectOutcome = Result<void, 'not_found'>;
  *
  * @see https://www.rfc-editor.org/rfc/rfc7009
  */
-export async function disconnect(deps: AppDeps, key: GrantKey): Promise<DisconnectOutcome> {
+export async function disconnect(deps: AppDeps, key: GrantKey, actor: string): Promise<DisconnectOutcome> {
   const app = await deps.apps.get(key.appId);
   const budgetMs = deps.config.upstreamTimeoutMs;
   return deps.db.prisma.$transaction(
@@ -42,6 +42,7 @@ export async function disconnect(deps: AppDeps, key: GrantKey): Promise<Disconne
         }
       }
       await deleteGrant(tx, row.id);
+      await auditConnection(tx, deps.clock, actor, 'connection.deleted', row.id, key);
       return ok(undefined);
     },
     { maxWait: budgetMs + 5_000, timeout: 4 * budgetMs + 10_000 },

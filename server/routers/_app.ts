@@ -1,6 +1,8 @@
 import { router } from '../trpc.ts';
 import { apiKeysRouter } from './admin/apiKeys.ts';
 import { appsRouter } from './admin/apps.ts';
+import { auditRouter } from './admin/audit.ts';
+import { callsRouter } from './admin/calls.ts';
 import { clientsRouter } from './admin/clients.ts';
 import { adminConnectionsRouter } from './admin/connections.ts';
 import { redirectUrisRouter } from './admin/redirectUris.ts';
@@ -20,6 +22,8 @@ export const appRouter = router({
     redirectUris: redirectUrisRouter,
     apiKeys: apiKeysRouter,
     apps: appsRouter,
+    calls: callsRouter,
+    audit: auditRouter,
     tools: adminToolsRouter,
     connections: adminConnectionsRouter,
   }),

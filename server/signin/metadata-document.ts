@@ -103,9 +103,8 @@ export class MetadataDocumentFetcher {
     } catch (error) {
       if (signal.aborted)
         return err(`the client metadata document did not arrive within ${CIMD_LIMITS.timeoutMs} ms`);
-      const code = (error as { code?: string }).code;
       return err(
-        code === 'ERR_FORBIDDEN_ADDRESS'
+        codesOf(error).includes('ERR_FORBIDDEN_ADDRESS')
           ? 'the client_id URL resolves to a private or reserved address'
           : 'the client metadata document could not be fetched',
       );

@@ -16,17 +16,19 @@ describeBackends('callTool (the core)', (backend) => {
   let deps: AppDeps;
 
   const caller = (scopes: string[], keyId = `key_core${scopes.length}`) => {
-    const admitted = admitCall(deps, {
-      principal: { keyId, clientId: 'cli_core', scopes },
-      clientId: 'cli_core',
-    });
+    const admitted = admitCall(
+      deps,
+      { principal: { keyId, clientId: 'cli_core', scopes }, clientId: 'cli_core' },
+      site(),
+    );
     if (!admitted.ok) throw new Error('refused');
     return admitted.value;
   };
+  const site = () => ({ surface: 'rest' as const, requestId: 'req_core', startedAt: performance.now() });
   const request = (extra: Partial<CallRequest>): CallRequest => ({
+    ...site(),
     toolId: 'plain:::getItem',
     parameters: { itemId: 'x' },
-    startedAt: performance.now(),
     log: () => deps.logger,
     ...extra,
   });
@@ -104,8 +106,9 @@ describeBackends('callTool (the core)', (backend) => {
 
   it('admits at most N calls per key a minute, the refusal carrying Retry-After', () => {
     const principal = { keyId: 'key_limited', clientId: 'cli_core', scopes: ['tools:execute'] };
-    for (let i = 0; i < 3; i += 1) expect(admitCall(deps, { principal, clientId: 'cli_core' }).ok).toBe(true);
-    const refused = admitCall(deps, { principal, clientId: 'cli_core' });
+    for (let i = 0; i < 3; i += 1)
+      expect(admitCall(deps, { principal, clientId: 'cli_core' }, site()).ok).toBe(true);
+    const refused = admitCall(deps, { principal, clientId: 'cli_core' }, site());
     expect(refused.ok).toBe(false);
     if (refused.ok) return;
     const retryAfter = refused.error.body.error === 'rate_limited' ? refused.error.body.retry_after : 0;

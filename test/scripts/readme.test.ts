@@ -142,6 +142,9 @@ describe('README walk-through', { timeout: 300_000 }, () => {
     expect(out).toContain('"issues":[{"path":"/petId"');
     expect(out).toMatch(/^\{"ok":true,"data":\{"id":3,"name":"Bo"\}/m);
     expect(out, out).toMatch(/^x-service-idempotent-replayed: true\r?$/im);
+    expect(out).toContain(
+      '\n[["rest","pets:::addPet","ok",200,true],["rest","pets:::addPet","ok",200,false],["rest","pets:::getPetById","invalid_parameters",400,false]]\n',
+    );
     expect(ran.stderr).not.toContain('walk-through stopped');
     // The first start's lines, the database and the key stay out of git: all are ignored.
     const log = readFileSync(path.join(copy, 'toolgate.log'), 'utf8');

@@ -10,6 +10,7 @@ import {
 import { createApiKey, listApiKeys, revokeApiKey } from '../../admin/api-keys.ts';
 import { SCOPE_FORMS } from '../../auth/scopes.ts';
 import { ApiProblem } from '../../errors.ts';
+import { recordChange } from '../../observe/audit.ts';
 import { ADMIN_ERRORS, adminProcedure, router } from '../../trpc.ts';
 
 export const apiKeysRouter = router({
@@ -32,7 +33,16 @@ export const apiKeysRouter = router({
     .output(createApiKeyOutput)
     .mutation(async ({ ctx, input }) => {
       const outcome = await createApiKey(ctx.deps.db.prisma, input, new Date(ctx.deps.clock.now()));
-      if (outcome.ok) return outcome.value;
+      if (outcome.ok) {
+        const { keyId, scopes } = outcome.value;
+        // The key itself never: its id, client, name and scopes.
+        await recordChange(ctx.deps, ctx.principal, 'api_key.created', keyId, {
+          clientId: input.clientId,
+          name: input.name ?? null,
+          scopes,
+        });
+        return outcome.value;
+      }
       const failure = outcome.error;
       if (failure.kind === 'client_not_found')
         throw new ApiProblem(apiError('not_found', 'No client has this id.'));
@@ -84,6 +94,7 @@ export const apiKeysRouter = router({
         throw new ApiProblem(apiError('not_found', 'No API key has this id.'));
       }
       ctx.deps.keys.evictKey(input.keyId);
+      await recordChange(ctx.deps, ctx.principal, 'api_key.revoked', input.keyId);
       return { ok: true as const };
     }),
 });

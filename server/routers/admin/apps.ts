@@ -11,6 +11,7 @@ import {
 import { appView, deleteApp, putApp } from '../../apps/apps.ts';
 import type { LoadedApp } from '../../apps/registry.ts';
 import { ApiProblem } from '../../errors.ts';
+import { recordChange } from '../../observe/audit.ts';
 import { ADMIN_ERRORS, adminProcedure, router } from '../../trpc.ts';
 
 const view = (app: LoadedApp) =>
@@ -78,6 +79,11 @@ export const appsRouter = router({
         );
       }
       ctx.deps.apps.invalidate(input.appId);
+      await recordChange(ctx.deps, ctx.principal, 'app.registered', input.appId, {
+        provider: input.provider,
+        tools: outcome.value.tools.length,
+        skipped: outcome.value.skipped.length,
+      });
       return outcome.value;
     }),
 
@@ -132,6 +138,7 @@ export const appsRouter = router({
       const deleted = await deleteApp(ctx.deps.db.prisma, input.appId);
       ctx.deps.apps.invalidate(input.appId);
       if (!deleted) throw appNotFound(input.appId);
+      await recordChange(ctx.deps, ctx.principal, 'app.deleted', input.appId);
       return { ok: true as const };
     }),
 });

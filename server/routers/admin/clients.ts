@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { clientSchema, createClientInput, listClientsOutput } from '../../../shared/schemas/admin.ts';
 import { createClient, listClients } from '../../admin/clients.ts';
+import { recordChange } from '../../observe/audit.ts';
 import { ADMIN_ERRORS, adminProcedure, router } from '../../trpc.ts';
 
 export const clientsRouter = router({
@@ -18,9 +19,11 @@ export const clientsRouter = router({
     })
     .input(createClientInput)
     .output(clientSchema)
-    .mutation(({ ctx, input }) =>
-      createClient(ctx.deps.db.prisma, input.name, new Date(ctx.deps.clock.now())),
-    ),
+    .mutation(async ({ ctx, input }) => {
+      const client = await createClient(ctx.deps.db.prisma, input.name, new Date(ctx.deps.clock.now()));
+      await recordChange(ctx.deps, ctx.principal, 'client.created', client.clientId, { name: client.name });
+      return client;
+    }),
 
   list: adminProcedure
     .meta({

@@ -8,6 +8,7 @@ import {
 import { listAllConnections } from '../../admin/connections.ts';
 import { ApiProblem } from '../../errors.ts';
 import { disconnect } from '../../oauth/revoke.ts';
+import { actorOf } from '../../observe/audit.ts';
 import { ADMIN_ERRORS, adminProcedure, router } from '../../trpc.ts';
 import { badCursor } from '../agent/tools.ts';
 
@@ -51,7 +52,7 @@ export const adminConnectionsRouter = router({
     .input(removeAdminConnectionInput)
     .output(okOutput)
     .mutation(async ({ ctx, input }) => {
-      const outcome = await disconnect(ctx.deps, input);
+      const outcome = await disconnect(ctx.deps, input, actorOf(ctx.principal));
       if (!outcome.ok)
         throw new ApiProblem(apiError('not_found', 'This user has no connection to this app.'));
       return { ok: true as const };

@@ -9,6 +9,7 @@ import {
 } from '../../../shared/schemas/admin.ts';
 import { addRedirectUri, listRedirectUris, removeRedirectUri } from '../../admin/redirect-uris.ts';
 import { ApiProblem } from '../../errors.ts';
+import { recordChange } from '../../observe/audit.ts';
 import { ADMIN_ERRORS, adminProcedure, router } from '../../trpc.ts';
 
 const PATH = '/admin/clients/{clientId}/redirect-uris';
@@ -44,7 +45,9 @@ export const redirectUrisRouter = router({
         input.uri,
         new Date(ctx.deps.clock.now()),
       );
-      return outcome.ok ? outcome.value : notFound(outcome.error);
+      if (!outcome.ok) return notFound(outcome.error);
+      await recordChange(ctx.deps, ctx.principal, 'redirect_uri.added', input.clientId, { uri: input.uri });
+      return outcome.value;
     }),
 
   list: adminProcedure
@@ -80,6 +83,8 @@ export const redirectUrisRouter = router({
     .output(okOutput)
     .mutation(async ({ ctx, input }) => {
       const outcome = await removeRedirectUri(ctx.deps.db.prisma, input.clientId, input.uri);
-      return outcome.ok ? { ok: true as const } : notFound(outcome.error);
+      if (!outcome.ok) return notFound(outcome.error);
+      await recordChange(ctx.deps, ctx.principal, 'redirect_uri.removed', input.clientId, { uri: input.uri });
+      return { ok: true as const };
     }),
 });

@@ -14,6 +14,7 @@ import { type Context, headerValue } from '../../context.ts';
 import { ApiProblem } from '../../errors.ts';
 import { listGrants } from '../../oauth/grants.ts';
 import { disconnect } from '../../oauth/revoke.ts';
+import { actorOf } from '../../observe/audit.ts';
 import { AGENT_ERRORS, agentProcedure, requireScope, router } from '../../trpc.ts';
 
 /** X-Service-User-Id is required here: connections are always one user's. */
@@ -75,11 +76,15 @@ export const connectionsRouter = router({
     .input(deleteConnectionInput)
     .output(okOutput)
     .mutation(async ({ ctx, input }) => {
-      const outcome = await disconnect(ctx.deps, {
-        clientId: ctx.clientId,
-        userId: userOf(ctx),
-        appId: input.appId,
-      });
+      const outcome = await disconnect(
+        ctx.deps,
+        {
+          clientId: ctx.clientId,
+          userId: userOf(ctx),
+          appId: input.appId,
+        },
+        actorOf(ctx.principal),
+      );
       if (!outcome.ok)
         throw new ApiProblem(apiError('not_found', 'This user has no connection to this app.'));
       return { ok: true as const };

@@ -1,4 +1,5 @@
 import { HEADER } from '../../../shared/headers.ts';
+import { userIdSchema } from '../../../shared/ids.ts';
 import {
   type ProxyInput,
   type ProxySuccess,
@@ -7,10 +8,12 @@ import {
 } from '../../../shared/schemas/agent.ts';
 import { proxyHeaders } from '../../../shared/schemas/headers.ts';
 import { authenticateAgent } from '../../auth/agent.ts';
+import { type CallSite, logCall } from '../../calls/call-record.ts';
 import { type AdmittedCaller, admitCall, callTool } from '../../calls/call-tool.ts';
 import { droppedParameterIssues } from '../../calls/checks.ts';
 import { type Context, headerValue } from '../../context.ts';
 import { ApiProblem, inputProblem } from '../../errors.ts';
+import { problemBody } from '../../http/problem.ts';
 import { AGENT_ERRORS, publicProcedure } from '../../trpc.ts';
 
 /** What the middleware lets through to the resolver. */
@@ -18,13 +21,15 @@ interface Admitted {
   caller: AdmittedCaller;
   /** The raw parameters had an own `__proto__` key, which input parsing drops. */
   protoParameter: boolean;
+  site: CallSite;
 }
 
 /** Key → client → rate limit, in the contract's order; then the raw input's `__proto__` check. */
 async function admit(ctx: Context, raw: unknown): Promise<Admitted> {
   const caller = await authenticateAgent(ctx.deps.keys, ctx.headers, ctx.remoteAddress, ctx.logFields);
   if (!caller.ok) throw new ApiProblem(caller.error);
-  const admitted = admitCall(ctx.deps, caller.value);
+  const site = callSite(ctx);
+  const admitted = admitCall(ctx.deps, caller.value, site, askedToolId(raw));
   if (!admitted.ok) throw new ApiProblem(admitted.error.body, admitted.error.headers);
   // Input parsing drops an own `__proto__` key (a pollution guard); the contract still wants the
   // unknown name reported, so look for it in the raw input.
@@ -32,19 +37,37 @@ async function admit(ctx: Context, raw: unknown): Promise<Admitted> {
     raw && typeof raw === 'object' ? (raw as { parameters?: unknown }).parameters : undefined;
   const protoParameter =
     parameters !== null && typeof parameters === 'object' && Object.hasOwn(parameters, '__proto__');
-  return { caller: admitted.value, protoParameter };
+  return { caller: admitted.value, protoParameter, site };
+}
+
+/** The request as the call log names it: its surface, id, arrival and user. */
+function callSite(ctx: Context): CallSite {
+  const userId = headerValue(ctx.headers, HEADER.userId);
+  return {
+    surface: ctx.surface,
+    requestId: ctx.requestId,
+    startedAt: ctx.startedAt,
+    // Only a user id of the contract's shape is kept (the core refuses any other later).
+    userId: userId !== undefined && userIdSchema.safeParse(userId).success ? userId : undefined,
+  };
+}
+
+/** The body's toolId when it is one of the contract's shape, for a call refused before parsing. */
+function askedToolId(raw: unknown): string | undefined {
+  const toolId = raw && typeof raw === 'object' ? (raw as { toolId?: unknown }).toolId : undefined;
+  return proxyInput.shape.toolId.safeParse(toolId).success ? (toolId as string) : undefined;
 }
 
 /** The resolver: the parsed input through the tool-call core, its outcome as output or ApiProblem. */
 async function run(ctx: Context, admitted: Admitted, input: ProxyInput): Promise<ProxySuccess> {
   const outcome = await callTool(ctx.deps, admitted.caller, {
+    ...admitted.site,
     toolId: input.toolId,
     parameters: input.parameters,
     appId: headerValue(ctx.headers, HEADER.appId),
     userId: headerValue(ctx.headers, HEADER.userId),
     idempotencyKey: headerValue(ctx.headers, HEADER.idempotencyKey),
     earlierIssues: droppedParameterIssues(admitted.protoParameter),
-    startedAt: ctx.startedAt,
     log: ctx.log,
     logFields: ctx.logFields,
   });
@@ -62,7 +85,14 @@ const limitedProcedure = publicProcedure.use(async function requireAgentWithinRa
   next,
   getRawInput,
 }) {
-  return next({ ctx: await admit(ctx, await getRawInput()) });
+  const admitted = await admit(ctx, await getRawInput());
+  const result = await next({ ctx: admitted });
+  // The core logs every call it ran; what failed before it (the input's shape) is logged here.
+  if (!result.ok && !(result.error.cause instanceof ApiProblem)) {
+    const code = problemBody(result.error, ctx.deps.config.maxBodyBytes).error;
+    logCall(ctx.deps, admitted.caller, admitted.site, { outcome: code });
+  }
+  return result;
 });
 
 /**
@@ -127,6 +157,10 @@ export const proxyProcedure = limitedProcedure
 export async function serveProxy(ctx: Context, raw: unknown): Promise<ProxySuccess> {
   const admitted = await admit(ctx, raw);
   const input = proxyInput.safeParse(raw);
-  if (!input.success) throw new ApiProblem(inputProblem(input.error.issues));
+  if (!input.success) {
+    const problem = inputProblem(input.error.issues);
+    logCall(ctx.deps, admitted.caller, admitted.site, { outcome: problem.error, toolId: askedToolId(raw) });
+    throw new ApiProblem(problem);
+  }
   return run(ctx, admitted, input.data);
 }

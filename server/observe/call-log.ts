@@ -1,0 +1,147 @@
+import { context, ROOT_CONTEXT } from '@opentelemetry/api';
+import type { Logger } from 'pino';
+import type { PrismaClient } from '../db/generated/client.ts';
+
+/** The surface a tool call came in on (docs/reference.md "Call log"). */
+export type Surface = 'rest' | 'trpc' | 'mcp';
+
+/**
+ * One tool call as the call log keeps it: who called what for whom and how it ended. Never the
+ * parameters, a body or a token: nothing here can hold one (ids, codes, statuses, times).
+ */
+export interface CallRecord {
+  /** Arrival, ms since the epoch (the injected clock's). */
+  at: number;
+  durationMs: number;
+  surface: Surface;
+  keyId: string | null;
+  clientId: string;
+  userId: string | null;
+  appId: string | null;
+  toolId: string | null;
+  /** `ok`, or the contract error code the call answered. */
+  outcome: string;
+  /** The contract status of the outcome (200, or the error's), whatever the surface's wire said. */
+  status: number;
+  upstreamStatus: number | null;
+  idempotentReplay: boolean;
+  requestId: string;
+}
+
+export interface CallLogSettings {
+  /** false when CALL_LOG_DAYS=0: nothing is kept. */
+  enabled: boolean;
+  /** A record waits at most this long before its batch is written. */
+  flushMs: number;
+  /** Records per INSERT. */
+  batch: number;
+  /** Records waiting in memory at most; past it new ones are dropped (and counted). */
+  maxBuffered: number;
+}
+
+/** How often a failing write is logged at most: a database away for an hour is one line a minute. */
+const WARN_EVERY_MS = 60_000;
+/** How long close() waits for the last batch before it lets the database close anyway. */
+const CLOSE_WAIT_MS = 5_000;
+
+/**
+ * The call log's writer. A call hands its record to `record()`, which only pushes it on an array:
+ * nothing on the call's path waits for the database, and no fault of the database can reach the
+ * call. Records are written in batches (one multi-row INSERT) by one write at a time, so the log
+ * never holds more than one database connection, whatever the rate of calls. A batch the database
+ * refuses is dropped and counted (`onDropped`), never retried: a retry would hold memory for a
+ * database that may stay away, and the count tells the operator what is missing.
+ */
+export class CallLog {
+  #buffer: CallRecord[] = [];
+  #timer: NodeJS.Timeout | undefined;
+  #writing: Promise<void> | undefined;
+  #lastWarnAt = Number.NEGATIVE_INFINITY;
+  #closed = false;
+
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly settings: CallLogSettings,
+    private readonly counters: { written(count: number): void; dropped(count: number): void },
+    private readonly logger: Logger,
+  ) {}
+
+  /** Queues one call's record; returns at once. */
+  record(entry: CallRecord): void {
+    if (!this.settings.enabled) return;
+    if (this.#closed || this.#buffer.length >= this.settings.maxBuffered) {
+      this.counters.dropped(1);
+      return;
+    }
+    this.#buffer.push(entry);
+    if (this.#buffer.length >= this.settings.batch) this.#write();
+    else if (this.#timer === undefined && this.#writing === undefined) {
+      this.#timer = setTimeout(() => this.#write(), this.settings.flushMs);
+      this.#timer.unref();
+    }
+  }
+
+  /** Writes what is queued now and resolves when it is written (or dropped): for tests and close(). */
+  async flush(): Promise<void> {
+    while (this.#buffer.length > 0 || this.#writing) {
+      this.#write();
+      await this.#writing;
+    }
+  }
+
+  /** Writes what is queued (waiting at most a few seconds); later records are dropped. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    let timeout: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.flush(),
+      new Promise<void>((resolve) => {
+        timeout = setTimeout(resolve, CLOSE_WAIT_MS);
+      }),
+    ]);
+    clearTimeout(timeout);
+  }
+
+  /** Starts the writer unless it runs; it drains the queue, then re-arms the timer for newcomers. */
+  #write(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#writing) return;
+    // A batch belongs to no request: with tracing on, its INSERT is a root span, not the child of
+    // whichever call armed the timer (the timer keeps that call's context).
+    this.#writing = context
+      .with(ROOT_CONTEXT, () => this.#drain())
+      .finally(() => {
+        this.#writing = undefined;
+        if (this.#buffer.length > 0 && !this.#closed) {
+          this.#timer = setTimeout(() => this.#write(), this.settings.flushMs);
+          this.#timer.unref();
+        }
+      });
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#buffer.length > 0) {
+      const batch = this.#buffer.splice(0, this.settings.batch);
+      try {
+        await this.prisma.callLogEntry.createMany({ data: batch.map(toRow) });
+        this.counters.written(batch.length);
+      } catch (error) {
+        this.counters.dropped(batch.length);
+        const now = Date.now();
+        if (now - this.#lastWarnAt >= WARN_EVERY_MS) {
+          this.#lastWarnAt = now;
+          // The error of a driver says which statement failed and why; it holds no record's values.
+          this.logger.warn(
+            { err: error, dropped: batch.length },
+            'call log: a batch could not be written; its records are dropped (toolgate_call_log_dropped_total)',
+          );
+        }
+      }
+    }
+  }
+}
+
+function toRow(record: CallRecord) {
+  return { ...record, at: new Date(record.at) };
+}
