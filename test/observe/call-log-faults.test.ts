@@ -104,7 +104,7 @@ describeBackends('the call log when the database fails', (backend) => {
             async () =>
               (
                 await locker.query(
-                  "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO%call_log%'",
+                  "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO call_log%'",
                 )
               ).rows[0].n,
             { timeout: 30_000 },
