@@ -207,6 +207,11 @@ export const LIMITS = {
    */
   toolsPageBytes: 4 * 1024 * 1024,
   /**
+   * Tools an MCP server may list (docs/reference.md "Apps from MCP servers"): real servers list tens;
+   * GitHub's whole REST API is 1,223 operations. Past it the registration is refused, not cut.
+   */
+  mcpServerMaxTools: 5_000,
+  /**
    * The call log's writer (observe/call-log.ts): records wait at most this long before a batch is
    * written, a batch holds at most callLogBatch records, and at most callLogBuffered wait in memory
    * (past it, while the database is away, new records are dropped and counted).

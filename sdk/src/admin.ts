@@ -186,8 +186,8 @@ export class ToolgateAdmin {
   }
 
   /**
-   * Registers or replaces an app from its OpenAPI document; each operation with an `operationId`
-   * becomes a tool.
+   * Registers or replaces an app from its OpenAPI document (each operation becomes a tool), or from
+   * a remote MCP server (`mcp: { url }`: each tool of its `tools/list` becomes a tool).
    *
    * @example
    * const r = await admin.putApp('petstore', {
@@ -220,6 +220,17 @@ export class ToolgateAdmin {
     assertString(appId, '"appId"');
     const r = await this.#call({ method: 'GET', path: `admin/apps/${seg(appId)}`, schema: appSchema });
     return r.ok ? { ok: true, app: r.value, requestId: r.requestId } : r;
+  }
+
+  /** Reads an MCP-server app's tools again. @example const r = await admin.refreshApp('everything'); */
+  async refreshApp(appId: string): Promise<Result<z.infer<typeof putAppOutput>>> {
+    assertString(appId, '"appId"');
+    const r = await this.#call({
+      method: 'POST',
+      path: `admin/apps/${seg(appId)}/refresh`,
+      schema: putAppOutput,
+    });
+    return r.ok ? { ok: true, ...r.value, requestId: r.requestId } : r;
   }
 
   /** Deletes an app and its users' grants. @example await admin.deleteApp('petstore') */

@@ -102,6 +102,7 @@ export type AppRouter = TRPCBuiltRouter<
         list: Query<Empty, typeof listAppsOutput>;
         get: Query<typeof appIdInput, typeof appSchema>;
         remove: Mutation<typeof appIdInput, typeof okOutput>;
+        refresh: Mutation<typeof appIdInput, typeof putAppOutput>;
       };
       calls: { list: Query<typeof listCallsInput, typeof listCallsOutput> };
       audit: {

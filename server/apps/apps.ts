@@ -1,97 +1,75 @@
-import type { Issue } from '../../shared/errors.ts';
-import type { AppAuth, AppView, PublicAuth, PutAppInput } from '../../shared/schemas/apps.ts';
-import type { DocumentCompiler } from '../catalog/compiler.ts';
-import type { ServiceParameter, SkippedOperation } from '../catalog/types.ts';
-import type { Envelope } from '../crypto/envelope.ts';
-import type { Prisma, PrismaClient } from '../db/generated/client.ts';
+import type { ErrorBody } from '../../shared/errors.ts';
+import type { AppView, PublicAuth, PutAppInput } from '../../shared/schemas/apps.ts';
+import type { SkippedOperation } from '../catalog/types.ts';
+import type { PrismaClient } from '../db/generated/client.ts';
+import type { AppDeps } from '../deps.ts';
 import { err, ok, type Result } from '../result.ts';
-import { replaceToolRows, TOOL_ROWS_TIMEOUT_MS } from '../search/views.ts';
+import { putMcpApp } from './mcp-apps.ts';
+import { serviceParameter } from './secrets.ts';
+import { type PutAppValue, registrationProblem, splitSecret, storeApp } from './store.ts';
 
-/** The envelope context of an app's secret: a blob copied to another app does not open. */
-export function appSecretContext(appId: string): string {
-  return `app:${appId}`;
-}
-
-function splitSecret(auth: AppAuth): { publicAuth: PublicAuth; secret: string | null } {
-  switch (auth.type) {
-    case 'none':
-      return { publicAuth: auth, secret: null };
-    case 'api_key': {
-      const { value, ...rest } = auth;
-      return { publicAuth: rest, secret: value };
-    }
-    case 'oauth2': {
-      const { clientSecret, ...rest } = auth;
-      return { publicAuth: rest, secret: clientSecret };
-    }
-  }
-}
-
-export interface PutAppValue {
-  appId: string;
-  tools: string[];
-  skipped: SkippedOperation[];
-}
-
-/** The parameter an api_key app's service credential fills in: never part of a tool. */
-export function serviceParameter(auth: PublicAuth): ServiceParameter | undefined {
-  return auth.type === 'api_key' ? { in: auth.in, name: auth.name } : undefined;
-}
+export { appSecretContext, serviceParameter } from './secrets.ts';
+export type { PutAppValue } from './store.ts';
 
 /**
  * Validates, compiles (on the compiler's worker thread) and stores an app registration, create or
- * replace; the secret is sealed first. Refused with issues pointing into the registration.
+ * replace; the secret is sealed first. Refused with issues pointing into the registration. An app
+ * from an MCP server (`mcp`) is read from the server first (mcp-apps.ts).
  */
 export async function putApp(
-  prisma: PrismaClient,
-  envelope: Envelope,
-  compiler: DocumentCompiler,
+  deps: AppDeps,
   input: PutAppInput,
   now: Date,
-): Promise<Result<PutAppValue, Issue[]>> {
+): Promise<Result<PutAppValue, ErrorBody>> {
+  if (input.mcp) return putMcpApp(deps, input, input.mcp.url, now);
+  if (input.openapi === undefined) {
+    return err(
+      registrationProblem([
+        {
+          path: '/openapi',
+          message: 'Required value is missing: an OpenAPI document (openapi), or an MCP server (mcp).',
+        },
+      ]),
+    );
+  }
+  if (input.auth.type === 'oauth2' && input.auth.discover === true) {
+    return err(
+      registrationProblem([
+        {
+          path: '/auth/discover',
+          message: 'Discovery is for apps from MCP servers; an OpenAPI app names its OAuth endpoints.',
+        },
+      ]),
+    );
+  }
   const { publicAuth, secret } = splitSecret(input.auth);
   const service = serviceParameter(publicAuth);
-  const compiled = await compiler.compile(input.openapi, {
+  const compiled = await deps.apps.compiler.compile(input.openapi, {
     ...(service ? { service } : {}),
     app: { appId: input.appId, provider: input.provider },
   });
-  if (!compiled.ok) return err(compiled.error);
+  if (!compiled.ok) return err(registrationProblem(compiled.error));
   const baseUrl = input.baseUrl ?? compiled.value.serverUrl;
   if (!baseUrl) {
-    return err([
-      {
-        path: '/baseUrl',
-        message: 'A base URL is required: the OpenAPI document has no absolute http(s) servers[0].url.',
-      },
-    ]);
+    return err(
+      registrationProblem([
+        {
+          path: '/baseUrl',
+          message: 'A base URL is required: the OpenAPI document has no absolute http(s) servers[0].url.',
+        },
+      ]),
+    );
   }
-  const authSecret = secret === null ? null : await envelope.seal(secret, appSecretContext(input.appId));
-  const data = {
+  await storeApp(deps, {
+    appId: input.appId,
     provider: input.provider,
     baseUrl: input.baseUrl ?? null,
-    // Kept as text: the tools (their order, the media types picked) come out of the stored document
-    // exactly as they came out of the registration.
-    openapi: compiled.value.documentText,
-    catalog: compiled.value.catalogText,
-    search: compiled.value.searchText,
-    authType: input.auth.type,
-    authConfig: publicAuth as Prisma.InputJsonValue,
-    authSecret: authSecret === null ? null : new Uint8Array(authSecret),
-    updatedAt: now,
-  };
-  // The app and its tools' rows change together: a search never shows tools of another version.
-  await prisma.$transaction(
-    async (tx) => {
-      await tx.app.upsert({
-        where: { id: input.appId },
-        create: { id: input.appId, ...data, createdAt: now },
-        update: data,
-        select: { id: true },
-      });
-      await replaceToolRows(tx, input.appId, compiled.value.toolViews);
-    },
-    { timeout: TOOL_ROWS_TIMEOUT_MS },
-  );
+    mcpUrl: null,
+    publicAuth,
+    secret,
+    compiled: compiled.value,
+    now,
+  });
   return ok({ appId: input.appId, tools: compiled.value.tools, skipped: compiled.value.skipped });
 }
 
@@ -104,10 +82,16 @@ export function appView(app: {
   appId: string;
   provider: string;
   baseUrl: string;
+  mcpUrl: string | null;
   auth: PublicAuth;
   tools: string[];
   skipped: SkippedOperation[];
   updatedAt: Date;
 }): AppView {
-  return { ...app, updatedAt: app.updatedAt.toISOString() };
+  const { mcpUrl, ...rest } = app;
+  return {
+    ...rest,
+    ...(mcpUrl !== null ? { mcp: { url: mcpUrl } } : {}),
+    updatedAt: app.updatedAt.toISOString(),
+  };
 }

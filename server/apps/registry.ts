@@ -7,13 +7,15 @@ import type { Envelope } from '../crypto/envelope.ts';
 import type { PrismaClient } from '../db/generated/client.ts';
 import { replaceToolRows, TOOL_ROWS_TIMEOUT_MS } from '../search/views.ts';
 import { SingleFlight } from '../single-flight.ts';
-import { appSecretContext, serviceParameter } from './apps.ts';
+import { appSecretContext, serviceParameter } from './secrets.ts';
 
 /** An app as the proxy needs it: compiled tools, effective base URL, auth and its sealed secret. */
 export interface LoadedApp {
   appId: string;
   provider: string;
   baseUrl: string;
+  /** An app from an MCP server: the server's URL, where every call goes (`baseUrl` is the same). */
+  mcpUrl: string | null;
   auth: PublicAuth;
   compiled: CompiledApp;
   updatedAt: Date;
@@ -33,6 +35,7 @@ const appRow = {
   id: true,
   provider: true,
   baseUrl: true,
+  mcpUrl: true,
   openapi: true,
   catalog: true,
   authConfig: true,
@@ -44,6 +47,7 @@ interface AppRow {
   id: string;
   provider: string;
   baseUrl: string | null;
+  mcpUrl: string | null;
   openapi: string;
   catalog: string | null;
   authConfig: unknown;
@@ -156,7 +160,7 @@ export class AppRegistry {
     const compiled =
       (row.catalog !== null ? openCatalog(row.catalog) : null) ?? (await this.#recompile(row, auth.data));
     if (!compiled) return null;
-    const baseUrl = row.baseUrl ?? compiled.serverUrl;
+    const baseUrl = row.mcpUrl ?? row.baseUrl ?? compiled.serverUrl;
     if (!baseUrl) return null;
     const sealed = row.authSecret ? Buffer.from(row.authSecret) : null;
     let opened: Promise<string | null> | undefined;
@@ -164,6 +168,7 @@ export class AppRegistry {
       appId: row.id,
       provider: row.provider,
       baseUrl,
+      mcpUrl: row.mcpUrl,
       auth: auth.data,
       compiled,
       updatedAt: row.updatedAt,
@@ -184,6 +189,7 @@ export class AppRegistry {
     const outcome = await this.compiler.compile(row.openapi, {
       ...(service ? { service } : {}),
       app: { appId: row.id, provider: row.provider },
+      ...(row.mcpUrl !== null ? { mcp: true } : {}),
     });
     if (!outcome.ok) {
       this.logger.error(

@@ -33,7 +33,7 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
  * first global `fetch()` in the process installs Node's own bundled undici there, so which undici
  * carried the calls (and its cost) depended on the Node line and on what ran first (issue 14).
  */
-const dispatcher = new Agent();
+export const dispatcher = new Agent();
 
 /**
  * Calls the upstream with undici's dispatcher and a handler of our own (no fetch, no promise

@@ -51,9 +51,9 @@ export interface CompiledApp {
 }
 
 /** A tool as stored: its schema kept as JSON text. */
-type StoredTool = Omit<Tool, 'parametersSchema'> & { schema: string };
+export type StoredTool = Omit<Tool, 'parametersSchema'> & { schema: string };
 
-interface StoredCatalog {
+export interface StoredCatalog {
   format: number;
   version: OpenApiVersion;
   serverUrl: string | null;
@@ -68,6 +68,8 @@ export interface CompileOptions {
   pointerPrefix?: string;
   /** The app's id and provider label: its words join every tool's in the search segment. */
   app?: { appId: string; provider: string };
+  /** The input is an MCP server's `tools/list` (`{ tools: [...] }`, mcp-catalog.ts), not a document. */
+  mcp?: boolean;
 }
 
 export interface CompiledDocument {

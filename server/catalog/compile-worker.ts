@@ -6,6 +6,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { type CompileOptions, compileDocument } from './catalog.ts';
+import { compileMcpTools } from './mcp-catalog.ts';
 import { packText, unpackText } from './packing.ts';
 
 export interface CompileJob {
@@ -17,7 +18,9 @@ export interface CompileJob {
 parentPort?.on('message', async (job: CompileJob) => {
   try {
     const input = typeof job.input === 'string' ? unpackText(job.input) : job.input;
-    const outcome = await compileDocument(input, job.options);
+    const outcome = job.options.mcp
+      ? compileMcpTools(input, job.options)
+      : await compileDocument(input, job.options);
     // Stored packed: the main thread then writes a seventh of the bytes (see packing.ts).
     if (outcome.ok) {
       outcome.value.catalogText = packText(outcome.value.catalogText);

@@ -259,7 +259,7 @@ function deriveTool(
  * The first `pattern` (or `patternProperties` key) of a schema that no engine compiles, or null.
  * Compiled like the validator does: Unicode mode, else plain mode (`validate.ts`).
  */
-function findBadPattern(schema: unknown): string | null {
+export function findBadPattern(schema: unknown): string | null {
   const compiles = (pattern: string) => {
     for (const flags of ['u', '']) {
       try {

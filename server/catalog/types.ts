@@ -111,6 +111,11 @@ export interface Tool {
   accept: string | null;
   /** JSON Schema 2020-12 of the closed `parameters` object a caller sends. */
   parametersSchema: JsonObject;
+  /**
+   * A tool of an MCP server (method `MCP`, `pathTemplate` its name upstream): the server's own
+   * annotations (`readOnlyHint`, …), kept as it wrote them. Absent for OpenAPI operations.
+   */
+  annotations?: JsonObject;
 }
 
 /** An operation registration left out, and why (docs/reference.md "Administration"). */

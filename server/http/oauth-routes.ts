@@ -1,10 +1,11 @@
 import type { AppDeps } from '../deps.ts';
 import { handleOAuthCallback } from '../oauth/callback.ts';
 import { completePage } from '../oauth/complete-page.ts';
+import { CLIENT_METADATA_PATH, clientMetadataDocument } from '../oauth/discover.ts';
 import { CALLBACK_PATH, COMPLETE_PATH } from '../oauth/state.ts';
 import { discardBody } from './body.ts';
 import { errorResponses, textResponse } from './openapi.ts';
-import { sendError } from './respond.ts';
+import { sendError, sendJson } from './respond.ts';
 import type { RouteEntry } from './route-table.ts';
 
 /** The end-user OAuth paths that are not procedures: the provider's callback, and the page MCP flows end on. */
@@ -47,6 +48,19 @@ export function oauthRoutes(deps: AppDeps): RouteEntry[] {
           res.writeHead(302, { ...headers, location: outcome.value, 'content-length': '0' });
           res.end();
         }
+      },
+    },
+    // toolgate's Client ID Metadata Document: how the authorization server of an MCP server knows
+    // toolgate as its client, by this URL alone (docs/reference.md "Apps from MCP servers").
+    {
+      method: 'GET',
+      path: CLIENT_METADATA_PATH,
+      handle: async (req, res) => {
+        discardBody(req);
+        sendJson(res, 200, clientMetadataDocument(deps.config.publicUrl), {
+          'access-control-allow-origin': '*',
+          'cache-control': 'max-age=3600',
+        });
       },
     },
     // Where an authorization started from MCP ends: a page for the user, never a token or code.

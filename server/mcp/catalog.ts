@@ -106,7 +106,8 @@ type ListedTool = Pick<
   | 'summary'
   | 'operationDescription'
   | 'operationId'
->;
+> &
+  Partial<Pick<CatalogTool, 'annotations'>>;
 
 /** The MCP `Tool` of an entry: title, description, schema, annotations and `_meta` of docs/reference.md "MCP". */
 export function mcpTool(entry: { name: string; toolId: string; tool: ListedTool }) {
@@ -123,7 +124,8 @@ export function mcpTool(entry: { name: string; toolId: string; tool: ListedTool 
     title: summary ?? text.operationId ?? tool.name,
     description,
     inputSchema: tool.parametersSchema as { type: 'object'; [key: string]: unknown },
-    annotations: {
+    // A tool of an MCP server keeps the annotations its server wrote (docs/reference.md "Apps from MCP servers").
+    annotations: tool.annotations ?? {
       ...(method === 'GET' || method === 'HEAD' ? { readOnlyHint: true } : {}),
       ...(method === 'DELETE' ? { destructiveHint: true } : {}),
       ...(['GET', 'HEAD', 'PUT', 'DELETE'].includes(method) ? { idempotentHint: true } : {}),

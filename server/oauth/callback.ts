@@ -5,7 +5,7 @@ import { isRegisteredRedirectUri } from '../admin/redirect-uris.ts';
 import type { AppDeps } from '../deps.ts';
 import { err, ok, type Result } from '../result.ts';
 import { auditConnection, expiryFrom, saveGrant } from './grants.ts';
-import { callProvider, isOAuthApp, parseScope } from './provider.ts';
+import { callProvider, isOAuthApp, parseScope, resourceParameters } from './provider.ts';
 import { redirectWith } from './redirect.ts';
 import { callbackUrl, completePageUrl, verifierContext } from './state.ts';
 
@@ -121,7 +121,12 @@ export async function handleOAuthCallback(
     current.searchParams.set('code', code);
     current.searchParams.set('state', state);
     const exchanged = await callProvider(app, deps.config.upstreamTimeoutMs, (config) =>
-      oidc.authorizationCodeGrant(config, current, { pkceCodeVerifier: verifier, expectedState: state }),
+      oidc.authorizationCodeGrant(
+        config,
+        current,
+        { pkceCodeVerifier: verifier, expectedState: state },
+        resourceParameters(app.auth),
+      ),
     );
     if (!exchanged.ok) {
       const failure = exchanged.error;

@@ -5,7 +5,7 @@ import { isRegisteredRedirectUri } from '../admin/redirect-uris.ts';
 import { LIMITS } from '../config.ts';
 import type { AppDeps } from '../deps.ts';
 import { err, ok, type Result } from '../result.ts';
-import { isOAuthApp, type OAuthApp, providerConfiguration } from './provider.ts';
+import { isOAuthApp, type OAuthApp, providerConfiguration, resourceParameters } from './provider.ts';
 import { callbackUrl, hashState, verifierContext } from './state.ts';
 
 export type InitiateOutcome = Result<InitiateOAuthAnswer, ErrorBody>;
@@ -18,6 +18,7 @@ const RESERVED = new Set([
   'scope',
   'state',
   'code_challenge',
+  'resource',
   'code_challenge_method',
 ]);
 
@@ -91,6 +92,7 @@ export async function startAuthorization(
     state,
     code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
     code_challenge_method: 'S256',
+    ...resourceParameters(app.auth),
   });
   const url = oidc.buildAuthorizationUrl(providerConfiguration(app.auth, null), parameters);
   return { authorizationUrl: url.href, state, expires_at: expiresAt.toISOString() };

@@ -67,9 +67,11 @@ export function providerConfiguration(
   };
   const secret = clientSecret ?? undefined;
   const clientAuth =
-    auth.tokenAuthMethod === 'client_secret_post'
-      ? oidc.ClientSecretPost(secret)
-      : oidc.ClientSecretBasic(secret);
+    auth.tokenAuthMethod === 'none'
+      ? oidc.None()
+      : auth.tokenAuthMethod === 'client_secret_post'
+        ? oidc.ClientSecretPost(secret)
+        : oidc.ClientSecretBasic(secret);
   const config = new oidc.Configuration(server, auth.clientId, undefined, clientAuth);
   // The admin registered these URLs; plain http is theirs to choose (loopback providers, tests).
   if ([auth.tokenUrl, auth.revocationUrl].some((url) => url?.startsWith('http:'))) {
@@ -183,4 +185,12 @@ function withoutIdToken(bytes: Buffer, contentType: string | null): Buffer | str
 export function parseScope(scope: string | undefined, requested: readonly string[]): string[] {
   const scopes = scope === undefined ? requested : scope.split(' ').filter((s) => s.length > 0);
   return [...new Set(scopes)].sort();
+}
+
+/**
+ * RFC 8707 `resource` for the token endpoint: an app from an MCP server asks for tokens for that
+ * server (MCP authorization), in the code exchange and in every refresh.
+ */
+export function resourceParameters(auth: OAuthAuth): Record<string, string> {
+  return auth.resource !== undefined ? { resource: auth.resource } : {};
 }

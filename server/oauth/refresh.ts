@@ -15,7 +15,7 @@ import {
   saveRefreshedTokens,
   saveRefreshedTokensIf,
 } from './grants.ts';
-import { callProvider, type OAuthApp, parseScope } from './provider.ts';
+import { callProvider, type OAuthApp, parseScope, resourceParameters } from './provider.ts';
 import type { RefreshOutcome } from './refresh-flights.ts';
 
 export type { RefreshOutcome } from './refresh-flights.ts';
@@ -202,7 +202,7 @@ async function lockedRefresh(
       }
 
       const answer = await callProvider(app, budgetMs, (config) =>
-        oidc.refreshTokenGrant(config, refreshToken),
+        oidc.refreshTokenGrant(config, refreshToken, resourceParameters(app.auth)),
       );
       if (!answer.ok) {
         const failure = answer.error;

@@ -145,22 +145,27 @@ describe('npm start', { timeout: 240_000 }, () => {
     expect(await stop(r)).toBe(0);
   });
 
-  it("is node itself (start.sh execs it) with glibc's mmap threshold pinned, unless GLIBC_TUNABLES is the user's own", async () => {
+  it("is node itself (start.sh execs it) with glibc's mmap threshold pinned and V8's compile cache in the temporary folder, unless the variables are the user's own", async () => {
     const environOf = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
     const pinned = server({ DATABASE_URL: 'pglite:memory', TOOLGATE_ADMIN_KEY: 'k'.repeat(32) });
     await pinned.ready;
     const pid = pinned.child.pid as number;
     expect(realpathSync(`/proc/${pid}/exe`)).toBe(realpathSync(execPathOnPath()));
     expect(environOf(pid)).toContain('GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072');
+    // Node 22.1+ reuses the bundle's compiled code from the last start (issue 23, item 13); never
+    // written into the installation.
+    expect(environOf(pid)).toContain('NODE_COMPILE_CACHE=/tmp/toolgate-compile-cache');
     expect(await stop(pinned)).toBe(0);
 
     const own = server({
       DATABASE_URL: 'pglite:memory',
       TOOLGATE_ADMIN_KEY: 'k'.repeat(32),
       GLIBC_TUNABLES: 'glibc.malloc.arena_max=2',
+      NODE_COMPILE_CACHE: join(dir, 'compile-cache'),
     });
     await own.ready;
     expect(environOf(own.child.pid as number)).toContain('GLIBC_TUNABLES=glibc.malloc.arena_max=2');
+    expect(environOf(own.child.pid as number)).toContain(`NODE_COMPILE_CACHE=${join(dir, 'compile-cache')}`);
     expect(await stop(own)).toBe(0);
   });
 

@@ -36,6 +36,8 @@ export interface OAuthProviderOptions {
    * same and refresh answers omit it, as some providers (e.g. Google) answer.
    */
   rotateRefreshTokens?: boolean;
+  /** Dynamic client registration (RFC 7591) at `/reg`, open to anyone (default false). */
+  registration?: boolean;
 }
 
 export interface AuthorizeOptions {
@@ -143,6 +145,7 @@ export async function startOAuthProvider(options: OAuthProviderOptions): Promise
     features: {
       devInteractions: { enabled: false },
       revocation: { enabled: true, allowedPolicy: () => true },
+      registration: { enabled: options.registration === true },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => RESOURCE,
@@ -181,7 +184,11 @@ export async function startOAuthProvider(options: OAuthProviderOptions): Promise
       } else {
         const grant = details.grantId
           ? ((await provider.Grant.find(details.grantId)) as InstanceType<typeof provider.Grant>)
-          : new provider.Grant({ accountId: details.session?.accountId as string, clientId });
+          : new provider.Grant({
+              accountId: details.session?.accountId as string,
+              // The client of this flow: the fixture's own, or one registered dynamically.
+              clientId: String(details.params.client_id ?? clientId),
+            });
         const missing = details.prompt.details as {
           missingOIDCScope?: string[];
           missingResourceScopes?: Record<string, string[]>;

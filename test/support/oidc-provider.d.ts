@@ -23,6 +23,7 @@ declare module 'oidc-provider' {
     grantId?: string;
     prompt: { name: string; details: Record<string, unknown> };
     session?: { accountId?: string };
+    params: Record<string, unknown>;
   }
 
   interface GrantInstance {

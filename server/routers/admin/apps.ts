@@ -9,6 +9,7 @@ import {
   putAppOutput,
 } from '../../../shared/schemas/apps.ts';
 import { appView, deleteApp, putApp } from '../../apps/apps.ts';
+import { refreshMcpApp } from '../../apps/mcp-apps.ts';
 import type { LoadedApp } from '../../apps/registry.ts';
 import { ApiProblem } from '../../errors.ts';
 import { recordChange } from '../../observe/audit.ts';
@@ -19,6 +20,7 @@ const view = (app: LoadedApp) =>
     appId: app.appId,
     provider: app.provider,
     baseUrl: app.baseUrl,
+    mcpUrl: app.mcpUrl,
     auth: app.auth,
     tools: [...app.compiled.tools.keys()],
     skipped: app.compiled.skipped,
@@ -55,7 +57,7 @@ export const appsRouter = router({
         method: 'PUT',
         path: '/admin/apps/{appId}',
         tags: ['admin'],
-        summary: 'Register or replace an app from its OpenAPI document',
+        summary: 'Register or replace an app from its OpenAPI document or an MCP server',
         protect: true,
       },
       errors: ADMIN_ERRORS,
@@ -66,21 +68,35 @@ export const appsRouter = router({
     .input(putAppInput)
     .output(putAppOutput)
     .mutation(async ({ ctx, input }) => {
-      const outcome = await putApp(
-        ctx.deps.db.prisma,
-        ctx.deps.envelope,
-        ctx.deps.apps.compiler,
-        input,
-        new Date(ctx.deps.clock.now()),
-      );
-      if (!outcome.ok) {
-        throw new ApiProblem(
-          apiError('invalid_request', 'The app registration has problems.', { issues: outcome.error }),
-        );
-      }
+      const outcome = await putApp(ctx.deps, input, new Date(ctx.deps.clock.now()));
       ctx.deps.apps.invalidate(input.appId);
+      if (!outcome.ok) throw new ApiProblem(outcome.error);
       await recordChange(ctx.deps, ctx.principal, 'app.registered', input.appId, {
         provider: input.provider,
+        ...(input.mcp ? { mcp: input.mcp.url } : {}),
+        tools: outcome.value.tools.length,
+        skipped: outcome.value.skipped.length,
+      });
+      return outcome.value;
+    }),
+
+  refresh: adminProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/admin/apps/{appId}/refresh',
+        tags: ['admin'],
+        summary: "Read an MCP-server app's tools again",
+        protect: true,
+      },
+      errors: [...ADMIN_ERRORS, 'app_not_found', 'upstream_unreachable', 'upstream_too_large'],
+    })
+    .input(appIdInput)
+    .output(putAppOutput)
+    .mutation(async ({ ctx, input }) => {
+      const outcome = await refreshMcpApp(ctx.deps, input.appId, new Date(ctx.deps.clock.now()));
+      if (!outcome.ok) throw new ApiProblem(outcome.error);
+      await recordChange(ctx.deps, ctx.principal, 'app.refreshed', input.appId, {
         tools: outcome.value.tools.length,
         skipped: outcome.value.skipped.length,
       });

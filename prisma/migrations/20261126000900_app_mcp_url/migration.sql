@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "apps" ADD COLUMN     "mcp_url" TEXT;
