@@ -92,6 +92,9 @@ describe('parseDatabaseUrl', () => {
   );
 });
 
+/** Migrating a new database runs every migration: under a loaded CI machine PGlite took 25–65 s. */
+const MIGRATING_MS = 120_000;
+
 describeBackends('database', (backend) => {
   const open: Database[] = [];
   const created: TestDatabase[] = [];
@@ -111,36 +114,44 @@ describeBackends('database', (backend) => {
     await Promise.all(created.splice(0).map((tdb) => tdb.drop()));
   });
 
-  it('migrates an empty database, and migrating again is a no-op', async () => {
-    const tdb = await fresh({ migrated: false });
-    const first = await openTracked(tdb.url);
-    expect(first.kind).toBe(backend.name);
-    await first.ping();
-    const rows = await migrationRows(first);
-    const expected = await expectedMigrations();
-    expect(expected.length).toBeGreaterThan(0);
-    expect(rows.map((r) => ({ name: r.migration_name, checksum: r.checksum }))).toEqual(expected);
-    for (const row of rows) {
-      expect(row.finished_at).toBeInstanceOf(Date);
-      expect(row.rolled_back_at).toBeNull();
-      expect(row.applied_steps_count).toBe(1);
-    }
-    await first.close();
+  it(
+    'migrates an empty database, and migrating again is a no-op',
+    async () => {
+      const tdb = await fresh({ migrated: false });
+      const first = await openTracked(tdb.url);
+      expect(first.kind).toBe(backend.name);
+      await first.ping();
+      const rows = await migrationRows(first);
+      const expected = await expectedMigrations();
+      expect(expected.length).toBeGreaterThan(0);
+      expect(rows.map((r) => ({ name: r.migration_name, checksum: r.checksum }))).toEqual(expected);
+      for (const row of rows) {
+        expect(row.finished_at).toBeInstanceOf(Date);
+        expect(row.rolled_back_at).toBeNull();
+        expect(row.applied_steps_count).toBe(1);
+      }
+      await first.close();
 
-    const second = await openTracked(tdb.url);
-    expect(await migrationRows(second)).toEqual(rows);
-  });
+      const second = await openTracked(tdb.url);
+      expect(await migrationRows(second)).toEqual(rows);
+    },
+    MIGRATING_MS,
+  );
 
-  it('`prisma migrate status` agrees the database is up to date', async () => {
-    const tdb = await fresh();
-    const db = await openTracked(tdb.url);
-    await db.close(); // PGlite allows one process per folder
-    const { stdout } = await run(path.join(ROOT, 'node_modules/.bin/prisma'), ['migrate', 'status'], {
-      cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: tdb.url },
-    });
-    expect(stdout).toContain('Database schema is up to date!');
-  });
+  it(
+    '`prisma migrate status` agrees the database is up to date',
+    async () => {
+      const tdb = await fresh();
+      const db = await openTracked(tdb.url);
+      await db.close(); // PGlite allows one process per folder
+      const { stdout } = await run(path.join(ROOT, 'node_modules/.bin/prisma'), ['migrate', 'status'], {
+        cwd: ROOT,
+        env: { ...process.env, DATABASE_URL: tdb.url },
+      });
+      expect(stdout).toContain('Database schema is up to date!');
+    },
+    MIGRATING_MS,
+  );
 
   it.runIf(backend.name === 'postgres')(
     'two servers opening one empty database at once apply the migrations once',
@@ -186,34 +197,40 @@ describeBackends('database', (backend) => {
     await expect(openTracked(tdb.url)).rejects.toThrow(/holds PostgreSQL 17 data/);
   });
 
-  it('records a failing migration like Prisma, rolls back its statements and refuses to go on', async () => {
-    const tdb = await fresh();
-    const broken = 'CREATE TABLE "half_done" (x int);\nSELECT 1/0;\n';
-    const migrations = [
-      ...(await readMigrations()),
-      {
-        name: '29991231000000_broken',
-        script: broken,
-        checksum: createHash('sha256').update(broken).digest('hex'),
-      },
-    ];
-    const session = await rawSession(tdb.url);
-    try {
-      const error = await applyMigrations(session, migrations).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(MigrationError);
-      expect((error as MigrationError).migration).toBe('29991231000000_broken');
-      const [row] = await session.query<MigrationRow>(
-        `SELECT * FROM "_prisma_migrations" WHERE migration_name = '29991231000000_broken'`,
-      );
-      expect(row).toMatchObject({ finished_at: null, rolled_back_at: null, applied_steps_count: 0 });
-      expect(row?.logs).toContain('division by zero');
-      const [table] = await session.query<{ t: string | null }>(`SELECT to_regclass('half_done')::text AS t`);
-      expect(table?.t).toBeNull();
-      await expect(applyMigrations(session, migrations)).rejects.toThrow(/failed earlier/);
-    } finally {
-      await session.close();
-    }
-  });
+  it(
+    'records a failing migration like Prisma, rolls back its statements and refuses to go on',
+    async () => {
+      const tdb = await fresh();
+      const broken = 'CREATE TABLE "half_done" (x int);\nSELECT 1/0;\n';
+      const migrations = [
+        ...(await readMigrations()),
+        {
+          name: '29991231000000_broken',
+          script: broken,
+          checksum: createHash('sha256').update(broken).digest('hex'),
+        },
+      ];
+      const session = await rawSession(tdb.url);
+      try {
+        const error = await applyMigrations(session, migrations).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(MigrationError);
+        expect((error as MigrationError).migration).toBe('29991231000000_broken');
+        const [row] = await session.query<MigrationRow>(
+          `SELECT * FROM "_prisma_migrations" WHERE migration_name = '29991231000000_broken'`,
+        );
+        expect(row).toMatchObject({ finished_at: null, rolled_back_at: null, applied_steps_count: 0 });
+        expect(row?.logs).toContain('division by zero');
+        const [table] = await session.query<{ t: string | null }>(
+          `SELECT to_regclass('half_done')::text AS t`,
+        );
+        expect(table?.t).toBeNull();
+        await expect(applyMigrations(session, migrations)).rejects.toThrow(/failed earlier/);
+      } finally {
+        await session.close();
+      }
+    },
+    MIGRATING_MS,
+  );
 
   it('round-trips every model: Bytes, String[], Json, DateTime', async () => {
     const { prisma } = await openTracked((await fresh()).url);
