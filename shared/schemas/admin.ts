@@ -113,7 +113,9 @@ export const callStatsOutput = z.object({
   p50Ms: z.number().nullable(),
   p99Ms: z.number().nullable(),
   /** Every minute of the window, oldest first: its calls by outcome (`ok` or an error code). */
-  minutes: z.array(z.object({ at: z.string(), counts: z.record(z.string(), z.number().int()) })),
+  minutes: z.array(
+    z.object({ at: z.string(), counts: z.record(z.string(), z.number().int().nonnegative()) }),
+  ),
   /** The error outcomes, most frequent first (at most 8). */
-  topErrors: z.array(z.object({ outcome: z.string(), count: z.number().int() })),
+  topErrors: z.array(z.object({ outcome: z.string(), count: z.number().int().nonnegative() })),
 });
