@@ -195,7 +195,10 @@ describeBackends('MCP sign-in protocol', (backend) => {
   it.each([
     [
       'a wrong verifier',
-      (c: { verifier: string }) => ({ code_verifier: `${c.verifier.slice(0, -1)}A` }),
+      // Another last character (a fixed 'A' equals the verifier 1 time in 64).
+      (c: { verifier: string }) => ({
+        code_verifier: `${c.verifier.slice(0, -1)}${c.verifier.endsWith('A') ? 'B' : 'A'}`,
+      }),
       'invalid_grant',
       'code_verifier does not match the code_challenge.',
     ],
