@@ -495,16 +495,26 @@ describe('buildUpstreamRequest: the defences and choices no other test holds', (
   });
 
   it('sends a credential’s query pair when it is the only query there is', () => {
-    const result = buildUpstreamRequest(makeTool('/op', []), BASE, {}, {
-      credentials: { query: { api_key: 's' } },
-    });
+    const result = buildUpstreamRequest(
+      makeTool('/op', []),
+      BASE,
+      {},
+      {
+        credentials: { query: { api_key: 's' } },
+      },
+    );
     expect(result.ok && result.value.url.href).toBe('http://api.example.test:8080/v1/op?api_key=s');
   });
 
   it('lets a credential replace a base URL pair whose name is not valid percent-encoding', () => {
-    const result = buildUpstreamRequest(makeTool('/op', []), `${BASE}?%zz=1&b=2`, {}, {
-      credentials: { query: { '%zz': 's' } },
-    });
+    const result = buildUpstreamRequest(
+      makeTool('/op', []),
+      `${BASE}?%zz=1&b=2`,
+      {},
+      {
+        credentials: { query: { '%zz': 's' } },
+      },
+    );
     expect(result.ok && result.value.url.href).toBe('http://api.example.test:8080/v1/op?b=2&%25zz=s');
   });
 
