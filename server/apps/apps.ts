@@ -1,5 +1,6 @@
 import type { ErrorBody } from '../../shared/errors.ts';
 import type { AppView, PublicAuth, PutAppInput } from '../../shared/schemas/apps.ts';
+import type { ReadBody } from '../catalog/compiler.ts';
 import type { SkippedOperation } from '../catalog/types.ts';
 import type { PrismaClient } from '../db/generated/client.ts';
 import type { AppDeps } from '../deps.ts';
@@ -14,12 +15,14 @@ export type { PutAppValue } from './store.ts';
 /**
  * Validates, compiles (on the compiler's worker thread) and stores an app registration, create or
  * replace; the secret is sealed first. Refused with issues pointing into the registration. An app
- * from an MCP server (`mcp`) is read from the server first (mcp-apps.ts).
+ * from an MCP server (`mcp`) is read from the server first (mcp-apps.ts). `document`: the body was
+ * read on the worker, and `input.openapi` stands in for the document it holds.
  */
 export async function putApp(
   deps: AppDeps,
   input: PutAppInput,
   now: Date,
+  document?: ReadBody,
 ): Promise<Result<PutAppValue, ErrorBody>> {
   if (input.mcp) return putMcpApp(deps, input, input.mcp.url, now);
   if (input.openapi === undefined) {
@@ -44,7 +47,7 @@ export async function putApp(
   }
   const { publicAuth, secret } = splitSecret(input.auth);
   const service = serviceParameter(publicAuth);
-  const compiled = await deps.apps.compiler.compile(input.openapi, {
+  const compiled = await deps.apps.compiler.compile(document ?? input.openapi, {
     ...(service ? { service } : {}),
     app: { appId: input.appId, provider: input.provider },
   });

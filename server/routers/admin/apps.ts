@@ -68,7 +68,7 @@ export const appsRouter = router({
     .input(putAppInput)
     .output(putAppOutput)
     .mutation(async ({ ctx, input }) => {
-      const outcome = await putApp(ctx.deps, input, new Date(ctx.deps.clock.now()));
+      const outcome = await putApp(ctx.deps, input, new Date(ctx.deps.clock.now()), ctx.document);
       ctx.deps.apps.invalidate(input.appId);
       if (!outcome.ok) throw new ApiProblem(outcome.error);
       await recordChange(ctx.deps, ctx.principal, 'app.registered', input.appId, {
