@@ -7,12 +7,31 @@
 //   refuses any longer key before argon2, so the bound is a second fence with the same answer.
 // - server/calls/call-tool.ts, `principal.keyId ?? 'admin'`: the environment's admin key is refused
 //   on agent routes before the rate limit, and no key id can equal any constant put there.
-// - server/catalog/request.ts, the `url.hash === ''`, `username`/`password`/`protocol`/`host`
-//   conjuncts of the final containment check: the template and every value are percent-encoded
-//   before the URL is parsed, so '#', '@', ':' and '/' never reach the parser raw and only the
-//   path can move; the conjuncts stay as the last line of defence. Also `parameter.in !== 'path'`
-//   beside `!parameter.required` (path parameters are always required), and the early
-//   `if (issues.length > 0)` return (the later one answers the same issues).
+// - server/catalog/request.ts (line numbers of this commit):
+//   - the `url.hash === ''`, `username`/`password`/`protocol`/`host` conjuncts of the final
+//     containment check (~134–139): the template and every value are percent-encoded before the
+//     URL is parsed, so '#', '@', ':' and '/' never reach the parser raw and only the path can move;
+//     the conjuncts stay as the last line of defence. Of its last conjunct (~141), `prefix === ''`
+//     made `false` or another string: with an empty prefix, `startsWith('/')` holds for every parsed
+//     pathname, so both answer alike.
+//   - `parameter.in !== 'path'` beside `!parameter.required` (~77, made `true` or `!== ""`): path
+//     parameters are always required.
+//   - the early `if (issues.length > 0)` return (~87) and `!part || !given.has(part)` made `&&`
+//     (~186): a placeholder whose parameter is defined but not given is a missing required path
+//     parameter; each of the two fences answers it alone (with the same issues), so either can go.
+//   - `ok = false` after a path segment problem (~197) made `true`: the problem was recorded, and
+//     the build answers recorded issues before it looks at the path.
+//   - `expanded.includes('/')` made `includes('')` (~195): splitting a value without '/' at '/'
+//     gives the value itself, so both branches check the same segment.
+//   - queryPairs' shortcut (~157) made `false` or `length < 1`: without it the general path builds
+//     the same empty list, and a parsed URL's search is never a lone '?' (length 1).
+//   - the caches: `if (!segments)` (~221), `if (base === undefined)` (~239) made `true` (parse every
+//     time) and the 1,000-entry bound's clear (~240): speed and memory only, the same answers.
+//   - the template placeholder pattern's `^`/`$` (~224): it runs on the parts of a split at
+//     `(\{[^{}]*\})`, so a part is either exactly a placeholder or text holding none.
+//   - parseUrl's `catch` returning undefined instead of null (~260): the base URL's `!base` treats
+//     both alike, and the built URL (a parsed origin plus encoded text) always parses.
+//   - `pair.split('=')[0] ?? ''` (~161): split always returns at least one element.
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: 'vitest',

@@ -1,29 +1,37 @@
 import { hashApiKey, newApiKey } from '../auth/api-keys.ts';
 import { isKnownScope, SCOPE } from '../auth/scopes.ts';
-import type { PrismaClient } from '../db/generated/client.ts';
+import type { Prisma, PrismaClient } from '../db/generated/client.ts';
 import { err, ok, type Result } from '../result.ts';
 import { clientExists } from './clients.ts';
 
-/** A new key (shown this once), or why none was made: no such client, or scopes not known. */
-export type CreateApiKeyOutcome = Result<
-  { keyId: string; apiKey: string; scopes: string[] },
-  { kind: 'client_not_found' } | { kind: 'unknown_scopes'; scopes: { index: number; scope: string }[] }
->;
+/** A key made and hashed, not yet stored (see prepareApiKey). */
+export type PreparedApiKey = Awaited<ReturnType<typeof keyRow>>;
 
-export async function createApiKey(
-  prisma: PrismaClient,
+/**
+ * Checks the scopes and makes the key with its argon2id hash, before any transaction: the hash
+ * takes tens of milliseconds that no database connection should wait through.
+ */
+export async function prepareApiKey(
   input: { clientId: string; name?: string | undefined; scopes: string[] },
   now: Date,
-): Promise<CreateApiKeyOutcome> {
+): Promise<Result<PreparedApiKey, { kind: 'unknown_scopes'; scopes: { index: number; scope: string }[] }>> {
   const unknown = input.scopes
     .map((scope, index) => ({ index, scope }))
     .filter(({ scope }) => !isKnownScope(scope));
   if (unknown.length > 0) return err({ kind: 'unknown_scopes', scopes: unknown });
-  if (!(await clientExists(prisma, input.clientId))) return err({ kind: 'client_not_found' });
   const scopes = [...new Set(input.scopes)];
-  const key = await keyRow({ clientId: input.clientId, name: input.name ?? null, scopes }, now);
-  await prisma.apiKey.create({ data: key.row, select: { id: true } });
-  return ok({ keyId: key.keyId, apiKey: key.apiKey, scopes });
+  return ok(await keyRow({ clientId: input.clientId, name: input.name ?? null, scopes }, now));
+}
+
+/** Stores a prepared key for its client, within the caller's transaction. */
+export async function storeApiKey(
+  tx: Prisma.TransactionClient,
+  key: PreparedApiKey,
+): Promise<Result<{ keyId: string; apiKey: string; scopes: string[] }, { kind: 'client_not_found' }>> {
+  const { clientId } = key.row;
+  if (clientId === null || !(await clientExists(tx, clientId))) return err({ kind: 'client_not_found' });
+  await tx.apiKey.create({ data: key.row, select: { id: true } });
+  return ok({ keyId: key.keyId, apiKey: key.apiKey, scopes: key.row.scopes });
 }
 
 /** A fresh key and the row that stores it: the argon2id hash, never the key. */
@@ -45,7 +53,11 @@ async function keyRow(input: { clientId: string | null; name: string | null; sco
 }
 
 /** Revoking twice is fine (the first revocation time stays); an unknown key id is not. */
-export async function revokeApiKey(prisma: PrismaClient, keyId: string, now: Date): Promise<boolean> {
+export async function revokeApiKey(
+  prisma: Prisma.TransactionClient,
+  keyId: string,
+  now: Date,
+): Promise<boolean> {
   const { count } = await prisma.apiKey.updateMany({
     where: { id: keyId, revokedAt: null },
     data: { revokedAt: now },

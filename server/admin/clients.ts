@@ -1,5 +1,6 @@
-import type { PrismaClient } from '../db/generated/client.ts';
+import type { Prisma, PrismaClient } from '../db/generated/client.ts';
 import { newId } from '../ids.ts';
+import { ok, type Result } from '../result.ts';
 
 const clientSelect = { id: true, name: true, createdAt: true } as const;
 
@@ -13,12 +14,17 @@ function view(row: { id: string; name: string; createdAt: Date }): ClientView {
   return { clientId: row.id, name: row.name, createdAt: row.createdAt.toISOString() };
 }
 
-export async function createClient(prisma: PrismaClient, name: string, now: Date): Promise<ClientView> {
-  const row = await prisma.client.create({
+/** Within a transaction of the caller's (the change and its audit event commit together). */
+export async function createClient(
+  tx: Prisma.TransactionClient,
+  name: string,
+  now: Date,
+): Promise<Result<ClientView, never>> {
+  const row = await tx.client.create({
     data: { id: newId('client'), name, createdAt: now },
     select: clientSelect,
   });
-  return view(row);
+  return ok(view(row));
 }
 
 export async function listClients(prisma: PrismaClient): Promise<ClientView[]> {
@@ -29,6 +35,6 @@ export async function listClients(prisma: PrismaClient): Promise<ClientView[]> {
   return rows.map(view);
 }
 
-export async function clientExists(prisma: PrismaClient, clientId: string): Promise<boolean> {
+export async function clientExists(prisma: Prisma.TransactionClient, clientId: string): Promise<boolean> {
   return (await prisma.client.findUnique({ where: { id: clientId }, select: { id: true } })) !== null;
 }

@@ -1,4 +1,4 @@
-import type { PrismaClient } from '../db/generated/client.ts';
+import type { Prisma, PrismaClient } from '../db/generated/client.ts';
 import { err, ok, type Result } from '../result.ts';
 import { clientExists } from './clients.ts';
 
@@ -6,7 +6,7 @@ export type RedirectUriOutcome<T> = Result<T, 'client_not_found' | 'uri_not_foun
 
 /** Adding a URI twice is not an error: the registration is a set. */
 export async function addRedirectUri(
-  prisma: PrismaClient,
+  prisma: Prisma.TransactionClient,
   clientId: string,
   uri: string,
   now: Date,
@@ -35,7 +35,7 @@ export async function listRedirectUris(
 }
 
 export async function removeRedirectUri(
-  prisma: PrismaClient,
+  prisma: Prisma.TransactionClient,
   clientId: string,
   uri: string,
 ): Promise<RedirectUriOutcome<true>> {

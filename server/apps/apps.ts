@@ -2,29 +2,37 @@ import type { ErrorBody } from '../../shared/errors.ts';
 import type { AppView, PublicAuth, PutAppInput } from '../../shared/schemas/apps.ts';
 import type { ReadBody } from '../catalog/compiler.ts';
 import type { SkippedOperation } from '../catalog/types.ts';
-import type { PrismaClient } from '../db/generated/client.ts';
+import type { Prisma } from '../db/generated/client.ts';
 import type { AppDeps } from '../deps.ts';
 import { err, ok, type Result } from '../result.ts';
 import { putMcpApp } from './mcp-apps.ts';
 import { serviceParameter } from './secrets.ts';
-import { type PutAppValue, registrationProblem, splitSecret, storeApp } from './store.ts';
+import {
+  type AlsoInTransaction,
+  type PutAppValue,
+  registrationProblem,
+  splitSecret,
+  storeApp,
+} from './store.ts';
 
 export { appSecretContext, serviceParameter } from './secrets.ts';
-export type { PutAppValue } from './store.ts';
+export type { AlsoInTransaction, PutAppValue } from './store.ts';
 
 /**
  * Validates, compiles (on the compiler's worker thread) and stores an app registration, create or
  * replace; the secret is sealed first. Refused with issues pointing into the registration. An app
- * from an MCP server (`mcp`) is read from the server first (mcp-apps.ts). `document`: the body was
- * read on the worker, and `input.openapi` stands in for the document it holds.
+ * from an MCP server (`mcp`) is read from the server first (mcp-apps.ts). `also` commits with the
+ * stored app (its audit event). `document`: the body was read on the compile worker, and
+ * `input.openapi` stands in for the document it holds.
  */
 export async function putApp(
   deps: AppDeps,
   input: PutAppInput,
   now: Date,
+  also: AlsoInTransaction,
   document?: ReadBody,
 ): Promise<Result<PutAppValue, ErrorBody>> {
-  if (input.mcp) return putMcpApp(deps, input, input.mcp.url, now);
+  if (input.mcp) return putMcpApp(deps, input, input.mcp.url, now, also);
   if (input.openapi === undefined) {
     return err(
       registrationProblem([
@@ -63,20 +71,24 @@ export async function putApp(
       ]),
     );
   }
-  await storeApp(deps, {
-    appId: input.appId,
-    provider: input.provider,
-    baseUrl: input.baseUrl ?? null,
-    mcpUrl: null,
-    publicAuth,
-    secret,
-    compiled: compiled.value,
-    now,
-  });
-  return ok({ appId: input.appId, tools: compiled.value.tools, skipped: compiled.value.skipped });
+  const stored = await storeApp(
+    deps,
+    {
+      appId: input.appId,
+      provider: input.provider,
+      baseUrl: input.baseUrl ?? null,
+      mcpUrl: null,
+      publicAuth,
+      secret,
+      compiled: compiled.value,
+      now,
+    },
+    also,
+  );
+  return ok(stored);
 }
 
-export async function deleteApp(prisma: PrismaClient, appId: string): Promise<boolean> {
+export async function deleteApp(prisma: Prisma.TransactionClient, appId: string): Promise<boolean> {
   const { count } = await prisma.app.deleteMany({ where: { id: appId } });
   return count > 0;
 }

@@ -13,7 +13,13 @@ import { LIMITS } from '../config.ts';
 import type { AppDeps } from '../deps.ts';
 import { discoverAuthorization } from '../oauth/discover.ts';
 import { err, ok, type Result } from '../result.ts';
-import { type PutAppValue, registrationProblem, splitSecret, storeApp } from './store.ts';
+import {
+  type AlsoInTransaction,
+  type PutAppValue,
+  registrationProblem,
+  splitSecret,
+  storeApp,
+} from './store.ts';
 
 /** Registers (creates or replaces) an app from the MCP server at `url`. */
 export async function putMcpApp(
@@ -21,6 +27,7 @@ export async function putMcpApp(
   input: PutAppInput,
   url: string,
   now: Date,
+  also: AlsoInTransaction,
 ): Promise<Result<PutAppValue, ErrorBody>> {
   const issues: Issue[] = [];
   if (input.openapi !== undefined) {
@@ -51,7 +58,11 @@ export async function putMcpApp(
     // RFC 8707: an MCP server's tokens are asked for that server (MCP authorization).
     if (publicAuth.type === 'oauth2') publicAuth = { ...publicAuth, resource: url };
   }
-  return readAndStore(deps, { appId: input.appId, provider: input.provider, url, publicAuth, secret, now });
+  return readAndStore(
+    deps,
+    { appId: input.appId, provider: input.provider, url, publicAuth, secret, now },
+    also,
+  );
 }
 
 /** Reads the tools of a registered MCP-server app again (POST /admin/apps/{appId}/refresh). */
@@ -59,6 +70,7 @@ export async function refreshMcpApp(
   deps: AppDeps,
   appId: string,
   now: Date,
+  also: AlsoInTransaction,
 ): Promise<Result<PutAppValue, ErrorBody>> {
   const app = await deps.apps.get(appId);
   if (!app) return err(apiError('app_not_found', `No app ${appId} is registered.`, { app_id: appId }));
@@ -73,14 +85,11 @@ export async function refreshMcpApp(
     );
   }
   const secret = await app.secret();
-  return readAndStore(deps, {
-    appId,
-    provider: app.provider,
-    url: app.mcpUrl,
-    publicAuth: app.auth,
-    secret,
-    now,
-  });
+  return readAndStore(
+    deps,
+    { appId, provider: app.provider, url: app.mcpUrl, publicAuth: app.auth, secret, now },
+    also,
+  );
 }
 
 interface McpRegistration {
@@ -92,7 +101,11 @@ interface McpRegistration {
   now: Date;
 }
 
-async function readAndStore(deps: AppDeps, app: McpRegistration): Promise<Result<PutAppValue, ErrorBody>> {
+async function readAndStore(
+  deps: AppDeps,
+  app: McpRegistration,
+  also: AlsoInTransaction,
+): Promise<Result<PutAppValue, ErrorBody>> {
   const listed = await listTools(deps, app.url, app.publicAuth, app.secret);
   if (!listed.ok) return listed;
   const compiled = await deps.apps.compiler.compile(
@@ -100,18 +113,22 @@ async function readAndStore(deps: AppDeps, app: McpRegistration): Promise<Result
     { mcp: true, app: { appId: app.appId, provider: app.provider } },
   );
   if (!compiled.ok) return err(registrationProblem(compiled.error));
-  await storeApp(deps, {
-    appId: app.appId,
-    provider: app.provider,
-    baseUrl: null,
-    mcpUrl: app.url,
-    publicAuth: app.publicAuth,
-    secret: app.secret,
-    compiled: compiled.value,
-    now: app.now,
-  });
+  const stored = await storeApp(
+    deps,
+    {
+      appId: app.appId,
+      provider: app.provider,
+      baseUrl: null,
+      mcpUrl: app.url,
+      publicAuth: app.publicAuth,
+      secret: app.secret,
+      compiled: compiled.value,
+      now: app.now,
+    },
+    also,
+  );
   deps.apps.invalidate(app.appId);
-  return ok({ appId: app.appId, tools: compiled.value.tools, skipped: compiled.value.skipped });
+  return ok(stored);
 }
 
 /**

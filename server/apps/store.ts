@@ -48,8 +48,18 @@ export interface StoredAppInput {
   now: Date;
 }
 
+/**
+ * What must commit with a stored app, in the same transaction (its audit event): given what the
+ * registration answers. A throw rolls the app back.
+ */
+export type AlsoInTransaction = (tx: Prisma.TransactionClient, stored: PutAppValue) => Promise<void>;
+
 /** Writes an app and its tools' rows together: a search never shows tools of another version. */
-export async function storeApp(deps: AppDeps, app: StoredAppInput): Promise<void> {
+export async function storeApp(
+  deps: AppDeps,
+  app: StoredAppInput,
+  also: AlsoInTransaction,
+): Promise<PutAppValue> {
   const { prisma } = deps.db;
   const authSecret =
     app.secret === null ? null : await deps.envelope.seal(app.secret, appSecretContext(app.appId));
@@ -62,6 +72,7 @@ export async function storeApp(deps: AppDeps, app: StoredAppInput): Promise<void
     authSecret: authSecret === null ? null : new Uint8Array(authSecret),
     updatedAt: app.now,
   };
+  const stored = { appId: app.appId, tools: app.compiled.tools, skipped: app.compiled.skipped };
   await prisma.$transaction(
     async (tx) => {
       // The large texts are written after, one statement each (writeAppTexts); the transaction
@@ -80,9 +91,11 @@ export async function storeApp(deps: AppDeps, app: StoredAppInput): Promise<void
         search: app.compiled.searchText,
       });
       await replaceToolRows(tx, app.appId, app.compiled.toolViews);
+      await also(tx, stored);
     },
     { timeout: TOOL_ROWS_TIMEOUT_MS },
   );
+  return stored;
 }
 
 /** What a registration answers (docs/reference.md "Administration"). */

@@ -5,6 +5,7 @@ import { err, ok, type Result } from '../result.ts';
 import { expiresSoon, findGrant, type GrantKey, openTokens } from './grants.ts';
 import type { OAuthApp } from './provider.ts';
 import { type RefreshOutcome, refreshGrant } from './refresh.ts';
+import { type RefreshReason, tracedRefresh } from './refresh-span.ts';
 
 /**
  * Token freshness for one call: the user's usable access token, refreshed first when it expires
@@ -91,9 +92,13 @@ async function refreshed(
   seenToken: string,
   needed: readonly string[],
   seen: SeenSecrets,
+  reason: RefreshReason,
 ): Promise<UserAccess> {
   await noteClientSecret(app, seen);
-  const access = fromRefresh(await refreshGrant(deps, app, key, seenToken), app.appId, needed);
+  const outcome = await tracedRefresh(deps.tracing?.tracer, app, key, reason, () =>
+    refreshGrant(deps, app, key, seenToken),
+  );
+  const access = fromRefresh(outcome, app.appId, needed);
   if (access.ok) seen.add(access.value.accessToken);
   return access;
 }
@@ -129,7 +134,7 @@ export async function userAccess(
   if (!expiresSoon(row.expiresAt, deps.clock.now())) {
     return ok({ accessToken: tokens.access_token, refreshed: false });
   }
-  return refreshed(deps, app, key, tokens.access_token, neededScopes, seen);
+  return refreshed(deps, app, key, tokens.access_token, neededScopes, seen, 'expiring');
 }
 
 /** The upstream refused `rejected`, a token we believed valid: refresh once (the caller retries once). */
@@ -141,5 +146,5 @@ export function refreshRejected(
   neededScopes: readonly string[],
   seen: SeenSecrets = new Set(),
 ): Promise<UserAccess> {
-  return refreshed(deps, app, key, rejected, neededScopes, seen);
+  return refreshed(deps, app, key, rejected, neededScopes, seen, 'rejected');
 }

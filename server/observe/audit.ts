@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import type { Clock } from '../clock.ts';
 import type { Prisma, PrismaClient } from '../db/generated/client.ts';
+import type { Result } from '../result.ts';
 
 /**
  * The audit trail (docs/reference.md "Audit trail"): one event per administrative or connection
@@ -58,11 +59,6 @@ export function chainHash(previous: string, event: Omit<AuditEvent, 'hash'>): st
 
 type Tx = Prisma.TransactionClient;
 
-/** Appends one event in a transaction of its own (see appendAuditIn). */
-export async function appendAudit(prisma: PrismaClient, clock: Clock, change: AuditChange): Promise<void> {
-  await prisma.$transaction((tx) => appendAuditIn(tx, clock, change));
-}
-
 /**
  * Appends one event within `tx`: it commits or rolls back with the change it records. The head row
  * is locked (FOR UPDATE) for the rest of the transaction, so appends from every server sharing
@@ -93,22 +89,47 @@ export async function appendAuditIn(tx: Tx, clock: Clock, change: AuditChange): 
   await tx.$executeRaw`UPDATE audit_head SET seq = ${seq}, hash = ${hash} WHERE id = 1`;
 }
 
-/** What `recordChange` needs of the server: its database and clock. */
+/** What an audited change needs of the server: its database and clock. */
 interface AuditDeps {
   db: { prisma: PrismaClient };
   clock: Clock;
 }
 
+/** The event of a change, given what the change answered (the actor is the caller's). */
+export type EventOf<T> = (value: T) => { action: string; target: string; details?: Record<string, unknown> };
+
 /**
- * The audit event of a change an authenticated caller made (an admin procedure, an agent's
- * disconnect), once the change is done.
+ * Runs `change` in a transaction and, when it answers ok, appends its audit event in that same
+ * transaction: an administrative change and its event commit together or not at all (a change
+ * the trail does not show would defeat it; an event for a change that never happened would lie).
+ * `change` must use `tx` only (on PGlite the transaction holds the one connection) and should
+ * do slow work (hashing, compiling) before: the chain's head stays locked only from the append
+ * to the commit, but the connection is held throughout.
  */
-export function recordChange(
+export async function auditedChange<T, E>(
   deps: AuditDeps,
   principal: { keyId: string | null },
-  action: string,
-  target: string,
-  details: Record<string, unknown> = {},
+  change: (tx: Tx) => Promise<Result<T, E>>,
+  eventOf: EventOf<T>,
+): Promise<Result<T, E>> {
+  return deps.db.prisma.$transaction(async (tx) => {
+    const outcome = await change(tx);
+    if (outcome.ok) await appendEventIn(tx, deps, principal, eventOf(outcome.value));
+    return outcome;
+  });
+}
+
+/** Appends the event of a change made by `principal` within `tx` (see auditedChange). */
+export function appendEventIn(
+  tx: Tx,
+  deps: { clock: Clock },
+  principal: { keyId: string | null },
+  event: ReturnType<EventOf<unknown>>,
 ): Promise<void> {
-  return appendAudit(deps.db.prisma, deps.clock, { actor: actorOf(principal), action, target, details });
+  return appendAuditIn(tx, deps.clock, {
+    actor: actorOf(principal),
+    action: event.action,
+    target: event.target,
+    details: event.details ?? {},
+  });
 }

@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { NO_CONTROL_CHARACTERS } from '../../shared/ids.ts';
 import type { Clock } from '../clock.ts';
-import type { PrismaClient } from '../db/generated/client.ts';
+import type { Prisma, PrismaClient } from '../db/generated/client.ts';
 import { ID_PREFIX, newId } from '../ids.ts';
+import { appendAuditIn } from '../observe/audit.ts';
 import { err, ok, type Result } from '../result.ts';
 import { looksLikeMetadataUrl, type MetadataDocumentFetcher } from './metadata-document.ts';
 import { type OAuthError, oauthError } from './oauth-error.ts';
@@ -97,16 +98,23 @@ export class SigninClients {
     const clientId = newId('client');
     const now = new Date(this.clock.now());
     const redirectUris = [...new Set(uris)];
-    await this.prisma.$transaction([
-      this.prisma.client.create({ data: { id: clientId, name, createdAt: now }, select: { id: true } }),
-      this.prisma.redirectUri.createMany({
+    await this.prisma.$transaction(async (tx) => {
+      await tx.client.create({ data: { id: clientId, name, createdAt: now }, select: { id: true } });
+      await tx.redirectUri.createMany({
         data: redirectUris.map((uri) => ({ clientId, uri, createdAt: now })),
-      }),
-      this.prisma.signinClient.create({
+      });
+      await tx.signinClient.create({
         data: { clientId, publicId: clientId, kind: 'registered', createdAt: now },
         select: { clientId: true },
-      }),
-    ]);
+      });
+      // Anyone may register (RFC 7591, open registration): the server records it as its own act.
+      await appendAuditIn(tx, this.clock, {
+        actor: 'system',
+        action: 'client.created',
+        target: clientId,
+        details: { name, registration: 'dynamic', redirectUris },
+      });
+    });
     // A public client: whatever method it asked for, it authenticates with none (RFC 7591 §3.2.1
     // lets the server replace a value), and it gets no secret.
     return ok({
@@ -181,27 +189,59 @@ export class SigninClients {
     const { clientName, redirectUris } = fetched.value;
     const clientId = clientIdOfUrl(url);
     const at = new Date(now);
-    await this.prisma.$transaction([
-      this.prisma.client.upsert({
-        where: { id: clientId },
-        create: { id: clientId, name: clientName, createdAt: at },
-        update: { name: clientName },
-        select: { id: true },
-      }),
-      this.prisma.redirectUri.deleteMany({ where: { clientId, uri: { notIn: redirectUris } } }),
-      this.prisma.redirectUri.createMany({
-        data: redirectUris.map((uri) => ({ clientId, uri, createdAt: at })),
-        skipDuplicates: true,
-      }),
-      this.prisma.signinClient.upsert({
-        where: { clientId },
-        create: { clientId, publicId: url, kind: 'metadata_document', fetchedAt: at, createdAt: at },
-        update: { fetchedAt: at },
-        select: { clientId: true },
-      }),
-    ]);
+    await this.prisma.$transaction((tx) =>
+      storeDocumentClient(tx, this.clock, { clientId, url, name: clientName, redirectUris, at }),
+    );
     return ok({ clientId, publicId: url, name: clientName, redirectUris });
   }
+}
+
+/**
+ * Writes the client a metadata document describes, and the audit events of what changed: the
+ * client when first seen (`client.created`), then, on a fetch that finds the document changed,
+ * `client.renamed` and each redirect URI added or removed. The client's row is locked first, so
+ * servers refetching the same document at once record each change once.
+ */
+async function storeDocumentClient(
+  tx: Prisma.TransactionClient,
+  clock: Clock,
+  doc: { clientId: string; url: string; name: string; redirectUris: string[]; at: Date },
+): Promise<void> {
+  const { clientId, url, name, redirectUris, at } = doc;
+  const { count: created } = await tx.client.createMany({
+    data: [{ id: clientId, name, createdAt: at }],
+    skipDuplicates: true,
+  });
+  const [before] = await tx.$queryRaw<{ name: string }[]>`
+    SELECT name FROM clients WHERE id = ${clientId} FOR UPDATE`;
+  const held = created
+    ? []
+    : (await tx.redirectUri.findMany({ where: { clientId }, select: { uri: true } })).map((row) => row.uri);
+  if (!created && before?.name !== name) {
+    await tx.client.update({ where: { id: clientId }, data: { name }, select: { id: true } });
+  }
+  await tx.redirectUri.deleteMany({ where: { clientId, uri: { notIn: redirectUris } } });
+  await tx.redirectUri.createMany({
+    data: redirectUris.map((uri) => ({ clientId, uri, createdAt: at })),
+    skipDuplicates: true,
+  });
+  await tx.signinClient.upsert({
+    where: { clientId },
+    create: { clientId, publicId: url, kind: 'metadata_document', fetchedAt: at, createdAt: at },
+    update: { fetchedAt: at },
+    select: { clientId: true },
+  });
+  // The document's URL answered for the client (CIMD): the server records what it read.
+  const audit = (action: string, details: Record<string, unknown>) =>
+    appendAuditIn(tx, clock, { actor: 'system', action, target: clientId, details });
+  if (created) {
+    await audit('client.created', { name, registration: 'metadata_document', url, redirectUris });
+    return;
+  }
+  if (before?.name !== name) await audit('client.renamed', { name, url });
+  for (const uri of redirectUris.filter((u) => !held.includes(u))) await audit('redirect_uri.added', { uri });
+  for (const uri of held.filter((u) => !redirectUris.includes(u)))
+    await audit('redirect_uri.removed', { uri });
 }
 
 function unknownClient(): OAuthError {

@@ -86,7 +86,8 @@ describe('buildUpstreamRequest: the whole request', () => {
       method: 'PATCH',
       body: { required: false, kind: 'json', contentType: 'application/merge-patch+json' },
     });
-    expect(buildUpstreamRequest(t, BASE, {})).toEqual({
+    // Strictly: the request has no `body` key at all, not one holding undefined.
+    expect(buildUpstreamRequest(t, BASE, {})).toStrictEqual({
       ok: true,
       value: { method: 'PATCH', url: new URL('http://api.example.test:8080/v1/x'), headers: {} },
     });
@@ -469,6 +470,66 @@ describe('buildUpstreamRequest: the defences and choices no other test holds', (
       ok: true,
       value: { method: 'GET', url: new URL(`${BASE}/n`), headers: {} },
     });
+  });
+
+  it('refuses a template that does not start a new segment after the base path', () => {
+    // '/v1' + 'x' would address /v1x, a sibling of the operation's URL, not a resource under it.
+    expect(buildUpstreamRequest(makeTool('x', []), BASE, {})).toEqual(LEAVES);
+  });
+
+  it('percent-encodes what a path cannot hold raw in the template’s own text', () => {
+    expect(urlOf(makeTool('/a b|c"d', []), {})).toBe('http://api.example.test:8080/v1/a%20b%7Cc%22d');
+  });
+
+  it('appends the query a path key carries, encoded, after the base URL’s and before the call’s', () => {
+    const t = makeTool('/op', [param('q', 'query')], { fixedQuery: 'action=list all&x=é|y' });
+    expect(urlOf(t, { q: 'z' }, `${BASE}?k=1`)).toBe(
+      'http://api.example.test:8080/v1/op?k=1&action=list%20all&x=%C3%A9%7Cy&q=z',
+    );
+  });
+
+  it('keeps the base URL’s query when the call adds no query and no credential', () => {
+    expect(urlOf(makeTool('/op', []), {}, `${BASE}?api-version=2`)).toBe(
+      'http://api.example.test:8080/v1/op?api-version=2',
+    );
+  });
+
+  it('sends a credential’s query pair when it is the only query there is', () => {
+    const result = buildUpstreamRequest(
+      makeTool('/op', []),
+      BASE,
+      {},
+      {
+        credentials: { query: { api_key: 's' } },
+      },
+    );
+    expect(result.ok && result.value.url.href).toBe('http://api.example.test:8080/v1/op?api_key=s');
+  });
+
+  it('lets a credential replace a base URL pair whose name is not valid percent-encoding', () => {
+    const result = buildUpstreamRequest(
+      makeTool('/op', []),
+      `${BASE}?%zz=1&b=2`,
+      {},
+      {
+        credentials: { query: { '%zz': 's' } },
+      },
+    );
+    expect(result.ok && result.value.url.href).toBe('http://api.example.test:8080/v1/op?b=2&%25zz=s');
+  });
+
+  it('refuses null for a path parameter (an empty segment) and sends it empty for a required query one', () => {
+    const t = makeTool('/items/{id}', [param('id', 'path'), param('q', 'query', { required: true })]);
+    expect(buildUpstreamRequest(t, BASE, { id: null, q: 'x' })).toEqual({
+      ok: false,
+      error: [
+        {
+          path: '/id',
+          message: 'Must not make an empty, "." or ".." path segment: it would address another resource.',
+        },
+      ],
+    });
+    expect(urlOf(t, { id: 'a', q: null })).toBe('http://api.example.test:8080/v1/items/a?q=');
   });
 
   it('builds nothing when a placeholder has no parameter to fill it', () => {

@@ -1,15 +1,24 @@
 /**
  * Traces (docs/reference.md "Traces"): with OTEL_EXPORTER_OTLP_ENDPOINT set, a real OTLP/HTTP
  * receiver on loopback (a small HTTP server decoding the exporter's OTLP JSON) gets a span per
- * request, per tool call (its child), per upstream request (the tool call's child) and per
- * database statement, with the semantic conventions' attributes and no secret anywhere; unset,
- * no tracing at all.
+ * request, per tool call (its child), per upstream request and per OAuth token refresh (the tool
+ * call's children) and per database statement, with the semantic conventions' attributes and no
+ * secret anywhere; unset, no tracing at all.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LIMITS } from '../../server/config.ts';
 import { HEADER } from '../../shared/headers.ts';
-import { type Agent, agentHeaders, provisionAgent, proxy, registerApp } from '../support/agent.ts';
+import { type Harness, redirectQuery, startHarness } from '../oauth/harness.ts';
+import {
+  type Agent,
+  agentHeaders,
+  provisionAgent,
+  proxy,
+  registerApp,
+  userHeader,
+} from '../support/agent.ts';
 import { call, startServer, type TestServer } from '../support/server.ts';
 import { startUpstream, type Upstream } from '../support/upstream.ts';
 
@@ -23,6 +32,8 @@ interface ReceivedSpan {
   spanId: string;
   parentSpanId?: string;
   name: string;
+  startTimeUnixNano: string;
+  endTimeUnixNano: string;
   kind: number;
   attributes: Record<string, string | number | boolean | undefined>;
   status?: { code?: number };
@@ -241,5 +252,141 @@ describe('traces over OTLP/HTTP', () => {
     } finally {
       await plain.close();
     }
+  });
+});
+
+describe('traces of an OAuth token refresh', () => {
+  /** The provider's access tokens live 300 s; this leaves them 60 s: inside the refresh window. */
+  const INTO_REFRESH_WINDOW = 300_000 - LIMITS.refreshSkewMs;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let h: Harness;
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    h = await startHarness('pglite', { env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } });
+  }, 120_000);
+
+  afterAll(async () => {
+    await h?.close();
+    await receiver?.close();
+  });
+
+  /** Calls getMe for `userId` under request id `requestId`; answers the reply's status. */
+  const callAs = async (userId: string, requestId: string) =>
+    (
+      await proxy(
+        h.server,
+        h.agent,
+        { toolId: 'demo:::getMe', parameters: {} },
+        { ...userHeader(userId), [HEADER.requestId]: requestId },
+      )
+    ).status;
+
+  /**
+   * The spans of the call sent under `requestId`: its request span, and the spans of that trace
+   * by name. Waits until the trace's refresh span has been exported.
+   */
+  const traceOf = async (requestId: string) => {
+    await h.server.app.deps.tracing?.flush();
+    const request = () =>
+      receiver.spans.find(
+        (s) => s.name === 'POST /proxyV2' && s.attributes['toolgate.request_id'] === requestId,
+      );
+    const named = (name: string) =>
+      receiver.spans.filter((s) => s.traceId === request()?.traceId && s.name === name);
+    await expect.poll(() => named('refresh_token demo').length, { timeout: 30_000 }).toBe(1);
+    return { request: request() as ReceivedSpan, named };
+  };
+
+  const tokenEndpoint = () => {
+    const url = new URL(h.provider.tokenUrl);
+    return { 'server.address': url.hostname, 'server.port': Number(url.port), 'url.scheme': 'http' };
+  };
+
+  it('makes the refresh of an expiring token a child of the tool call, before the upstream request', async () => {
+    expect(redirectQuery(await h.connect('t1')).get('status')).toBe('success');
+    h.clock.advance(INTO_REFRESH_WINDOW);
+    expect(await callAs('t1', 'trace-refresh')).toBe(200);
+
+    const { request, named } = await traceOf('trace-refresh');
+    const [tool] = named('execute_tool demo:::getMe');
+    expect(tool).toMatchObject({ parentSpanId: request.spanId, attributes: { 'toolgate.outcome': 'ok' } });
+    const [refresh, ...more] = named('refresh_token demo');
+    expect(more).toEqual([]);
+    expect(refresh).toMatchObject({ kind: KIND.INTERNAL, parentSpanId: tool?.spanId });
+    expect(refresh?.status?.code ?? 0).toBe(0);
+    expect(refresh?.attributes).toEqual({
+      'toolgate.app_id': 'demo',
+      'toolgate.client_id': h.agent.clientId,
+      'toolgate.refresh.reason': 'expiring',
+      ...tokenEndpoint(),
+      'toolgate.outcome': 'ok',
+    });
+    const upstream = named('GET /me');
+    expect(upstream.map((s) => s.parentSpanId)).toEqual([tool?.spanId]);
+    // The upstream request waits for the refresh's token.
+    expect(BigInt(refresh?.endTimeUnixNano ?? 0)).toBeLessThanOrEqual(
+      BigInt(upstream[0]?.startTimeUnixNano ?? 0),
+    );
+    // The refresh's own database work (the grant's row lock, the save) is nested under it.
+    const statements = receiver.spans.filter((s) => s.parentSpanId === refresh?.spanId);
+    expect(statements.length).toBeGreaterThan(0);
+    expect(
+      statements.every((s) => s.kind === KIND.CLIENT && s.attributes['db.system.name'] === 'postgresql'),
+    ).toBe(true);
+  });
+
+  it('names a refresh after an upstream 401 "rejected", between the two upstream requests', async () => {
+    expect(redirectQuery(await h.connect('t2')).get('status')).toBe('success');
+    await h.provider.revokeAccessTokens('t2');
+    expect(await callAs('t2', 'trace-rejected')).toBe(200);
+
+    const { named } = await traceOf('trace-rejected');
+    const [tool] = named('execute_tool demo:::getMe');
+    const [refresh] = named('refresh_token demo');
+    expect(refresh).toMatchObject({
+      parentSpanId: tool?.spanId,
+      attributes: { 'toolgate.refresh.reason': 'rejected', 'toolgate.outcome': 'ok' },
+    });
+    const upstream = named('GET /me').sort((a, b) =>
+      Number(BigInt(a.startTimeUnixNano) - BigInt(b.startTimeUnixNano)),
+    );
+    expect(upstream.map((s) => [s.parentSpanId, s.attributes['http.response.status_code']])).toEqual([
+      [tool?.spanId, 401],
+      [tool?.spanId, 200],
+    ]);
+  });
+
+  it('marks a failed refresh as an error with the token endpoint status', async () => {
+    expect(redirectQuery(await h.connect('t3')).get('status')).toBe('success');
+    h.clock.advance(INTO_REFRESH_WINDOW);
+    h.provider.failTokenEndpoint(1, 503);
+    expect(await callAs('t3', 'trace-refresh-failed')).toBe(502);
+
+    const { named } = await traceOf('trace-refresh-failed');
+    const [tool] = named('execute_tool demo:::getMe');
+    expect(tool).toMatchObject({ status: { code: 2 }, attributes: { 'toolgate.outcome': 'upstream_error' } });
+    const [refresh] = named('refresh_token demo');
+    expect(refresh).toMatchObject({ parentSpanId: tool?.spanId, status: { code: 2 } });
+    expect(refresh?.attributes).toEqual({
+      'toolgate.app_id': 'demo',
+      'toolgate.client_id': h.agent.clientId,
+      'toolgate.refresh.reason': 'expiring',
+      ...tokenEndpoint(),
+      'toolgate.outcome': 'upstream_error',
+      'http.response.status_code': 503,
+      'error.type': 'upstream_error',
+    });
+    expect(named('GET /me')).toEqual([]);
+  });
+
+  it('puts no token, code, verifier or secret of the OAuth flow in any span', () => {
+    const everything = receiver.bodies.join('\n');
+    expect(everything).toContain('refresh_token demo');
+    const secrets = [...h.provider.secrets(), h.provider.clientSecret, h.agent.apiKey, h.server.adminKey];
+    expect(secrets.length).toBeGreaterThan(6);
+    for (const secret of secrets) expect(everything).not.toContain(secret);
+    // User ids stay out of spans too.
+    expect(everything).not.toMatch(/"t[123]"/);
   });
 });

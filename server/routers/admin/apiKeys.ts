@@ -7,10 +7,11 @@ import {
   okOutput,
   revokeApiKeyInput,
 } from '../../../shared/schemas/admin.ts';
-import { createApiKey, listApiKeys, revokeApiKey } from '../../admin/api-keys.ts';
+import { listApiKeys, prepareApiKey, revokeApiKey, storeApiKey } from '../../admin/api-keys.ts';
 import { SCOPE_FORMS } from '../../auth/scopes.ts';
 import { ApiProblem } from '../../errors.ts';
-import { recordChange } from '../../observe/audit.ts';
+import { auditedChange } from '../../observe/audit.ts';
+import { err, ok } from '../../result.ts';
 import { ADMIN_ERRORS, adminProcedure, router } from '../../trpc.ts';
 
 export const apiKeysRouter = router({
@@ -32,28 +33,30 @@ export const apiKeysRouter = router({
     .input(createApiKeyInput)
     .output(createApiKeyOutput)
     .mutation(async ({ ctx, input }) => {
-      const outcome = await createApiKey(ctx.deps.db.prisma, input, new Date(ctx.deps.clock.now()));
-      if (outcome.ok) {
-        const { keyId, scopes } = outcome.value;
-        // The key itself never: its id, client, name and scopes.
-        await recordChange(ctx.deps, ctx.principal, 'api_key.created', keyId, {
-          clientId: input.clientId,
-          name: input.name ?? null,
-          scopes,
-        });
-        return outcome.value;
+      const prepared = await prepareApiKey(input, new Date(ctx.deps.clock.now()));
+      if (!prepared.ok) {
+        throw new ApiProblem(
+          apiError('invalid_request', 'Some scopes are not known.', {
+            issues: prepared.error.scopes.map(({ index, scope }) => ({
+              path: `/scopes/${index}`,
+              message: `Unknown scope "${scope}"; the scopes are ${SCOPE_FORMS.join(', ')}.`,
+            })),
+          }),
+        );
       }
-      const failure = outcome.error;
-      if (failure.kind === 'client_not_found')
-        throw new ApiProblem(apiError('not_found', 'No client has this id.'));
-      throw new ApiProblem(
-        apiError('invalid_request', 'Some scopes are not known.', {
-          issues: failure.scopes.map(({ index, scope }) => ({
-            path: `/scopes/${index}`,
-            message: `Unknown scope "${scope}"; the scopes are ${SCOPE_FORMS.join(', ')}.`,
-          })),
+      const stored = await auditedChange(
+        ctx.deps,
+        ctx.principal,
+        (tx) => storeApiKey(tx, prepared.value),
+        // The key itself never: its id, client, name and scopes.
+        ({ keyId, scopes }) => ({
+          action: 'api_key.created',
+          target: keyId,
+          details: { clientId: input.clientId, name: input.name ?? null, scopes },
         }),
       );
+      if (!stored.ok) throw new ApiProblem(apiError('not_found', 'No client has this id.'));
+      return stored.value;
     }),
 
   list: adminProcedure
@@ -90,11 +93,16 @@ export const apiKeysRouter = router({
     .input(revokeApiKeyInput)
     .output(okOutput)
     .mutation(async ({ ctx, input }) => {
-      if (!(await revokeApiKey(ctx.deps.db.prisma, input.keyId, new Date(ctx.deps.clock.now())))) {
-        throw new ApiProblem(apiError('not_found', 'No API key has this id.'));
-      }
+      const now = new Date(ctx.deps.clock.now());
+      const revoked = await auditedChange(
+        ctx.deps,
+        ctx.principal,
+        async (tx) => ((await revokeApiKey(tx, input.keyId, now)) ? ok(input.keyId) : err('not_found')),
+        (keyId) => ({ action: 'api_key.revoked', target: keyId }),
+      );
+      if (!revoked.ok) throw new ApiProblem(apiError('not_found', 'No API key has this id.'));
+      // After the commit: a rolled-back revocation leaves the key valid, cached or not.
       ctx.deps.keys.evictKey(input.keyId);
-      await recordChange(ctx.deps, ctx.principal, 'api_key.revoked', input.keyId);
       return { ok: true as const };
     }),
 });

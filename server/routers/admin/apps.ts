@@ -12,7 +12,8 @@ import { appView, deleteApp, putApp } from '../../apps/apps.ts';
 import { refreshMcpApp } from '../../apps/mcp-apps.ts';
 import type { LoadedApp } from '../../apps/registry.ts';
 import { ApiProblem } from '../../errors.ts';
-import { recordChange } from '../../observe/audit.ts';
+import { appendEventIn, auditedChange } from '../../observe/audit.ts';
+import { err, ok } from '../../result.ts';
 import { ADMIN_ERRORS, adminProcedure, router } from '../../trpc.ts';
 
 const view = (app: LoadedApp) =>
@@ -68,15 +69,25 @@ export const appsRouter = router({
     .input(putAppInput)
     .output(putAppOutput)
     .mutation(async ({ ctx, input }) => {
-      const outcome = await putApp(ctx.deps, input, new Date(ctx.deps.clock.now()), ctx.document);
+      const outcome = await putApp(
+        ctx.deps,
+        input,
+        new Date(ctx.deps.clock.now()),
+        (tx, stored) =>
+          appendEventIn(tx, ctx.deps, ctx.principal, {
+            action: 'app.registered',
+            target: input.appId,
+            details: {
+              provider: input.provider,
+              ...(input.mcp ? { mcp: input.mcp.url } : {}),
+              tools: stored.tools.length,
+              skipped: stored.skipped.length,
+            },
+          }),
+        ctx.document,
+      );
       ctx.deps.apps.invalidate(input.appId);
       if (!outcome.ok) throw new ApiProblem(outcome.error);
-      await recordChange(ctx.deps, ctx.principal, 'app.registered', input.appId, {
-        provider: input.provider,
-        ...(input.mcp ? { mcp: input.mcp.url } : {}),
-        tools: outcome.value.tools.length,
-        skipped: outcome.value.skipped.length,
-      });
       return outcome.value;
     }),
 
@@ -94,12 +105,18 @@ export const appsRouter = router({
     .input(appIdInput)
     .output(putAppOutput)
     .mutation(async ({ ctx, input }) => {
-      const outcome = await refreshMcpApp(ctx.deps, input.appId, new Date(ctx.deps.clock.now()));
+      const outcome = await refreshMcpApp(
+        ctx.deps,
+        input.appId,
+        new Date(ctx.deps.clock.now()),
+        (tx, stored) =>
+          appendEventIn(tx, ctx.deps, ctx.principal, {
+            action: 'app.refreshed',
+            target: input.appId,
+            details: { tools: stored.tools.length, skipped: stored.skipped.length },
+          }),
+      );
       if (!outcome.ok) throw new ApiProblem(outcome.error);
-      await recordChange(ctx.deps, ctx.principal, 'app.refreshed', input.appId, {
-        tools: outcome.value.tools.length,
-        skipped: outcome.value.skipped.length,
-      });
       return outcome.value;
     }),
 
@@ -151,10 +168,14 @@ export const appsRouter = router({
     .input(appIdInput)
     .output(okOutput)
     .mutation(async ({ ctx, input }) => {
-      const deleted = await deleteApp(ctx.deps.db.prisma, input.appId);
+      const deleted = await auditedChange(
+        ctx.deps,
+        ctx.principal,
+        async (tx) => ((await deleteApp(tx, input.appId)) ? ok(input.appId) : err('app_not_found')),
+        (appId) => ({ action: 'app.deleted', target: appId }),
+      );
       ctx.deps.apps.invalidate(input.appId);
-      if (!deleted) throw appNotFound(input.appId);
-      await recordChange(ctx.deps, ctx.principal, 'app.deleted', input.appId);
+      if (!deleted.ok) throw appNotFound(input.appId);
       return { ok: true as const };
     }),
 });

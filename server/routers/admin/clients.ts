@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { clientSchema, createClientInput, listClientsOutput } from '../../../shared/schemas/admin.ts';
 import { createClient, listClients } from '../../admin/clients.ts';
-import { recordChange } from '../../observe/audit.ts';
+import { auditedChange } from '../../observe/audit.ts';
 import { ADMIN_ERRORS, adminProcedure, router } from '../../trpc.ts';
 
 export const clientsRouter = router({
@@ -20,9 +20,15 @@ export const clientsRouter = router({
     .input(createClientInput)
     .output(clientSchema)
     .mutation(async ({ ctx, input }) => {
-      const client = await createClient(ctx.deps.db.prisma, input.name, new Date(ctx.deps.clock.now()));
-      await recordChange(ctx.deps, ctx.principal, 'client.created', client.clientId, { name: client.name });
-      return client;
+      const now = new Date(ctx.deps.clock.now());
+      const created = await auditedChange(
+        ctx.deps,
+        ctx.principal,
+        (tx) => createClient(tx, input.name, now),
+        (client) => ({ action: 'client.created', target: client.clientId, details: { name: client.name } }),
+      );
+      // The error is `never`: createClient fails only by throwing (a 500, nothing kept).
+      return created.ok ? created.value : created.error;
     }),
 
   list: adminProcedure

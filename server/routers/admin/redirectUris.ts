@@ -9,7 +9,7 @@ import {
 } from '../../../shared/schemas/admin.ts';
 import { addRedirectUri, listRedirectUris, removeRedirectUri } from '../../admin/redirect-uris.ts';
 import { ApiProblem } from '../../errors.ts';
-import { recordChange } from '../../observe/audit.ts';
+import { auditedChange } from '../../observe/audit.ts';
 import { ADMIN_ERRORS, adminProcedure, router } from '../../trpc.ts';
 
 const PATH = '/admin/clients/{clientId}/redirect-uris';
@@ -39,15 +39,14 @@ export const redirectUrisRouter = router({
     .input(addRedirectUriInput)
     .output(redirectUriOutput)
     .mutation(async ({ ctx, input }) => {
-      const outcome = await addRedirectUri(
-        ctx.deps.db.prisma,
-        input.clientId,
-        input.uri,
-        new Date(ctx.deps.clock.now()),
+      const now = new Date(ctx.deps.clock.now());
+      const outcome = await auditedChange(
+        ctx.deps,
+        ctx.principal,
+        (tx) => addRedirectUri(tx, input.clientId, input.uri, now),
+        () => ({ action: 'redirect_uri.added', target: input.clientId, details: { uri: input.uri } }),
       );
-      if (!outcome.ok) return notFound(outcome.error);
-      await recordChange(ctx.deps, ctx.principal, 'redirect_uri.added', input.clientId, { uri: input.uri });
-      return outcome.value;
+      return outcome.ok ? outcome.value : notFound(outcome.error);
     }),
 
   list: adminProcedure
@@ -82,9 +81,12 @@ export const redirectUrisRouter = router({
     .input(removeRedirectUriInput)
     .output(okOutput)
     .mutation(async ({ ctx, input }) => {
-      const outcome = await removeRedirectUri(ctx.deps.db.prisma, input.clientId, input.uri);
-      if (!outcome.ok) return notFound(outcome.error);
-      await recordChange(ctx.deps, ctx.principal, 'redirect_uri.removed', input.clientId, { uri: input.uri });
-      return { ok: true as const };
+      const outcome = await auditedChange(
+        ctx.deps,
+        ctx.principal,
+        (tx) => removeRedirectUri(tx, input.clientId, input.uri),
+        () => ({ action: 'redirect_uri.removed', target: input.clientId, details: { uri: input.uri } }),
+      );
+      return outcome.ok ? { ok: true as const } : notFound(outcome.error);
     }),
 });
