@@ -8,30 +8,14 @@ import { provisionAgent, proxy } from '../support/agent.ts';
 import { describeBackends } from '../support/db.ts';
 import { call, type Reply, startServer, type TestServer } from '../support/server.ts';
 import { startUpstream, type Upstream } from '../support/upstream.ts';
+import { UPSTREAM_30_TOOLS, UPSTREAM_TOOLS } from '../support/upstream-openapi.ts';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const API_KEY_SECRET = 'upstream-api-key-value-do-not-leak';
 const CLIENT_SECRET = 'oauth-client-secret-do-not-leak';
 
 /** Every tool of the fixture's 3.1 document, in document order. */
-const ALL_TOOLS = [
-  'listItems',
-  'createItem',
-  'getItem',
-  'deleteItem',
-  'listOrgRepos',
-  'echo',
-  'getText',
-  'getImage',
-  'getStatus',
-  'slow',
-  'redirectSameOrigin',
-  'redirectCrossOrigin',
-  'getWithHeaderKey',
-  'getWithQueryKey',
-  'getMe',
-  'createNote',
-];
+const ALL_TOOLS = [...UPSTREAM_TOOLS];
 
 const REGISTRATION_PROBLEMS = 'The app registration has problems.';
 const WRONG_SHAPE = 'The request does not have the expected shape.';
@@ -155,7 +139,7 @@ describeBackends('app registration', (backend) => {
       expect(v30.status).toBe(200);
       expect(v30.body).toEqual({
         appId: 'v30',
-        tools: ['listItems', 'createItem', 'getItem', 'getMe'],
+        tools: [...UPSTREAM_30_TOOLS],
         skipped: [],
       });
 
@@ -220,7 +204,7 @@ describeBackends('app registration', (backend) => {
       expect(replaced.status).toBe(200);
       expect(replaced.body).toEqual({
         appId: 'swap',
-        tools: ['listItems', 'createItem', 'getItem', 'getMe'],
+        tools: [...UPSTREAM_30_TOOLS],
         skipped: [],
       });
       const after = await admin('GET', '/admin/apps/swap');
@@ -229,7 +213,7 @@ describeBackends('app registration', (backend) => {
         provider: 'acme.other',
         baseUrl: `${upstream.url}/`,
         auth: { type: 'api_key', in: 'query', name: 'api_key' },
-        tools: ['listItems', 'createItem', 'getItem', 'getMe'],
+        tools: [...UPSTREAM_30_TOOLS],
         skipped: [],
         updatedAt: expect.stringMatching(ISO),
       });
@@ -269,7 +253,7 @@ describeBackends('app registration', (backend) => {
     });
     expect(reply.body).toEqual({
       appId: 'from-path',
-      tools: ['listItems', 'createItem', 'getItem', 'getMe'],
+      tools: [...UPSTREAM_30_TOOLS],
       skipped: [],
     });
     expect((await admin('GET', '/admin/apps/from-body')).status).toBe(404);
@@ -624,12 +608,7 @@ describeBackends('app registration', (backend) => {
         auth: { type: 'none' },
       });
       expect(refused.status).toBe(400);
-      expect((await admin('GET', '/admin/apps/kept')).body.tools).toEqual([
-        'listItems',
-        'createItem',
-        'getItem',
-        'getMe',
-      ]);
+      expect((await admin('GET', '/admin/apps/kept')).body.tools).toEqual([...UPSTREAM_30_TOOLS]);
     });
   });
 

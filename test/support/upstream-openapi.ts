@@ -16,6 +16,29 @@ const echoResponse = {
   200: ok('What the upstream received', jsonContent({ $ref: '#/components/schemas/Echo' })),
 };
 
+/** The tools the 3.1 document makes: one per operation, named by its operationId, in document order. */
+export const UPSTREAM_TOOLS = [
+  'listItems',
+  'createItem',
+  'getItem',
+  'deleteItem',
+  'listOrgRepos',
+  'echo',
+  'getText',
+  'getImage',
+  'getStatus',
+  'slow',
+  'redirectSameOrigin',
+  'redirectCrossOrigin',
+  'getWithHeaderKey',
+  'getWithQueryKey',
+  'getMe',
+  'createNote',
+] as const;
+
+/** The tools of the small 3.0 variant, in document order. */
+export const UPSTREAM_30_TOOLS = ['listItems', 'createItem', 'getItem', 'getMe'] as const;
+
 /** OpenAPI 3.1 document of every upstream operation. */
 export function createUpstreamOpenApi(baseUrl: string): Json {
   return {
