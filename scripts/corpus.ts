@@ -14,6 +14,8 @@
  *                                       named APIs (GitHub, Stripe, Slack, Kubernetes, Twilio, Jira,
  *                                       Asana, Notion, OpenAI, Box, Discourse, Netlify) and the
  *                                       @readme/oas-examples documents
+ *   npm run corpus -- --limit 0         only the named APIs and the @readme/oas-examples documents
+ *                                       (a few minutes: GitHub, Kubernetes and Stripe among them)
  *   npm run corpus -- --json out.json   also write every document's outcome
  *   npm run corpus -- --cache <dir>     another cache folder
  */
@@ -58,8 +60,8 @@ async function main(): Promise<void> {
     },
   });
   const limit = values.limit === undefined ? undefined : Number(values.limit);
-  if (limit !== undefined && !(Number.isInteger(limit) && limit > 0))
-    throw new Error('--limit must be a positive whole number');
+  if (limit !== undefined && !(Number.isInteger(limit) && limit >= 0))
+    throw new Error('--limit must be a whole number, 0 or more');
   const cache = path.resolve(values.cache as string);
 
   await fetchPackages(cache, log);

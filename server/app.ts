@@ -89,6 +89,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     consoleSessions: new ConsoleSessions(db.prisma, clock, config.adminKey),
     signin: createSignin({ config, prisma: db.prisma, envelope, clock, logger }),
   };
+  metrics.searchTools(() => deps.search.toolsInMemory);
   deps.idempotency.startPurging();
   const callLogPurge = startCallLogPurge(db.prisma, config.callLogDays, clock, logger);
   const server = createHttpServer(deps, deps.metrics);
@@ -104,6 +105,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
           server.off('error', reject);
           const { port } = server.address() as AddressInfo;
           const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+          void deps.search.warm();
           resolve(`http://${host}:${port}`);
         };
         if (bound) server.listen(bound, listening);
@@ -126,6 +128,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         // A refresh whose call already answered may still be waiting for its provider: its answer
         // (perhaps a rotated refresh token) must reach the database before the database closes.
         await deps.refreshes.settled();
+        await deps.search.close();
         await deps.idempotency.close();
         await callLogPurge.stop();
         await deps.callLog.close();

@@ -221,6 +221,8 @@ export const LIMITS = {
   callLogBuffered: 50_000,
   /** How often each server purges call-log records older than CALL_LOG_DAYS. */
   callLogPurgeIntervalMs: 10 * 60 * 1000,
+  /** How often each server purges MCP sign-in rows a day past their expiry (signin/purge.ts). */
+  signinPurgeIntervalMs: 10 * 60 * 1000,
   /**
    * Bytes of a refused or unread request body still read after the answer, so the client reads
    * the answer (a 413…) instead of meeting a closed socket (EPIPE) while it is still sending;

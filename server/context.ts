@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
+import type { ReadBody } from './catalog/compiler.ts';
 import type { AppDeps } from './deps.ts';
 import { lazyLogger, type RequestLogFields } from './logger.ts';
 
@@ -24,6 +25,11 @@ export interface Context {
   remoteAddress: string | undefined;
   /** What the request's log line adds (key, client, tool, upstream): filled in as the call goes. */
   logFields: RequestLogFields;
+  /**
+   * The document of an app registration whose body was read on the compile worker (its `openapi`
+   * in the input is a stand-in: server/catalog/stand-in.ts); undefined otherwise.
+   */
+  document: ReadBody | undefined;
 }
 
 /** The transport-free context: tests and other surfaces build it directly. */
@@ -36,6 +42,7 @@ export function createContextInner(
     startedAt?: number;
     remoteAddress?: string;
     logFields?: RequestLogFields;
+    document?: ReadBody | undefined;
   },
 ): Context {
   // One plain shape for every request (no getter, no conditional spread): built on every call.
@@ -49,6 +56,7 @@ export function createContextInner(
     startedAt: request.startedAt ?? performance.now(),
     remoteAddress: request.remoteAddress,
     logFields: request.logFields ?? {},
+    document: request.document,
   };
 }
 

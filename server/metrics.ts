@@ -1,4 +1,4 @@
-import { Counter, collectDefaultMetrics, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { ErrorCode } from '../shared/errors.ts';
 import { dbQueryCount } from './db/count-queries.ts';
 import { CounterFamily, HistogramFamily } from './metric-families.ts';
@@ -102,8 +102,22 @@ export function createMetrics() {
     registers: [registry],
   });
 
+  let searchTools: () => number = () => 0;
+  new Gauge({
+    name: 'toolgate_search_tools',
+    help: 'Tools this process can search without reading the database (their apps’ segments are in memory)',
+    registers: [registry],
+    collect() {
+      this.set(searchTools());
+    },
+  });
+
   return {
     registry,
+    /** Where the search gauge reads its figure (the search is made after the metrics). */
+    searchTools(count: () => number): void {
+      searchTools = count;
+    },
     observe(route: string, method: string, status: number, seconds: number): void {
       // Series are bounded like their labels: route templates × methods × statuses.
       requests.series(`${route} ${method} ${status}`, () => ({

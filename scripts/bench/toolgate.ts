@@ -34,7 +34,12 @@ const TOOLGATE_VARIABLES = [
 ];
 
 /** The real server, as `npm start` runs it, on a port of its own; ready when /healthz answers. */
-export async function startToolgate(databaseUrl: string, cpuProfDir?: string): Promise<Toolgate> {
+/** `env` adds to or overrides the server's variables (servers sharing a database share LOCAL_KEK). */
+export async function startToolgate(
+  databaseUrl: string,
+  cpuProfDir?: string,
+  extraEnv: Record<string, string> = {},
+): Promise<Toolgate> {
   const port = await freePort();
   const adminKey = `bench-admin-${randomBytes(24).toString('hex')}`;
   const env: NodeJS.ProcessEnv = { ...process.env };
@@ -49,7 +54,9 @@ export async function startToolgate(databaseUrl: string, cpuProfDir?: string): P
     LOCAL_KEK: randomBytes(32).toString('base64'),
     RATE_LIMIT_PER_KEY_PER_MIN: '0',
     LOG_LEVEL: 'warn',
+    ...extraEnv,
   });
+  const adminKeyUsed = env.TOOLGATE_ADMIN_KEY as string;
   const profiling = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [];
   // As `npm start` runs it (scripts/start.sh, which execs node: the pid is the server's), on the
   // bundle built once by main() before anything is measured.
@@ -87,7 +94,14 @@ export async function startToolgate(databaseUrl: string, cpuProfDir?: string): P
     await stopChild(child);
     throw error;
   }
-  return { url, pid: child.pid as number, adminKey, output, child, stop: () => stopChild(child) };
+  return {
+    url,
+    pid: child.pid as number,
+    adminKey: adminKeyUsed,
+    output,
+    child,
+    stop: () => stopChild(child),
+  };
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { ErrorBody } from '../../shared/errors.ts';
 import type { AppView, PublicAuth, PutAppInput } from '../../shared/schemas/apps.ts';
+import type { ReadBody } from '../catalog/compiler.ts';
 import type { SkippedOperation } from '../catalog/types.ts';
 import type { Prisma } from '../db/generated/client.ts';
 import type { AppDeps } from '../deps.ts';
@@ -21,13 +22,15 @@ export type { AlsoInTransaction, PutAppValue } from './store.ts';
  * Validates, compiles (on the compiler's worker thread) and stores an app registration, create or
  * replace; the secret is sealed first. Refused with issues pointing into the registration. An app
  * from an MCP server (`mcp`) is read from the server first (mcp-apps.ts). `also` commits with the
- * stored app (its audit event).
+ * stored app (its audit event). `document`: the body was read on the compile worker, and
+ * `input.openapi` stands in for the document it holds.
  */
 export async function putApp(
   deps: AppDeps,
   input: PutAppInput,
   now: Date,
   also: AlsoInTransaction,
+  document?: ReadBody,
 ): Promise<Result<PutAppValue, ErrorBody>> {
   if (input.mcp) return putMcpApp(deps, input, input.mcp.url, now, also);
   if (input.openapi === undefined) {
@@ -52,7 +55,7 @@ export async function putApp(
   }
   const { publicAuth, secret } = splitSecret(input.auth);
   const service = serviceParameter(publicAuth);
-  const compiled = await deps.apps.compiler.compile(input.openapi, {
+  const compiled = await deps.apps.compiler.compile(document ?? input.openapi, {
     ...(service ? { service } : {}),
     app: { appId: input.appId, provider: input.provider },
   });

@@ -7,6 +7,7 @@ import type { Envelope } from '../crypto/envelope.ts';
 import type { PrismaClient } from '../db/generated/client.ts';
 import { replaceToolRows, TOOL_ROWS_TIMEOUT_MS } from '../search/views.ts';
 import { SingleFlight } from '../single-flight.ts';
+import { writeAppTexts } from './app-texts.ts';
 import { appSecretContext, serviceParameter } from './secrets.ts';
 
 /** An app as the proxy needs it: compiled tools, effective base URL, auth and its sealed secret. */
@@ -205,13 +206,13 @@ export class AppRegistry {
         const { count } = await tx.app.updateMany({
           where: { id: row.id, updatedAt: row.updatedAt },
           // The version stays the same (Prisma would stamp a new updated_at): other servers keep their cache.
-          data: {
-            catalog: outcome.value.catalogText,
-            search: outcome.value.searchText,
-            updatedAt: row.updatedAt,
-          },
+          data: { updatedAt: row.updatedAt },
         });
         if (count === 0) return;
+        await writeAppTexts(tx, row.id, {
+          catalog: outcome.value.catalogText,
+          search: outcome.value.searchText,
+        });
         await replaceToolRows(tx, row.id, outcome.value.toolViews);
       },
       { timeout: TOOL_ROWS_TIMEOUT_MS },

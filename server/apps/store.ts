@@ -9,6 +9,7 @@ import type { SkippedOperation } from '../catalog/types.ts';
 import type { Prisma } from '../db/generated/client.ts';
 import type { AppDeps } from '../deps.ts';
 import { replaceToolRows, TOOL_ROWS_TIMEOUT_MS } from '../search/views.ts';
+import { writeAppTexts } from './app-texts.ts';
 import { appSecretContext } from './secrets.ts';
 
 /** The registration's auth as stored (`publicAuth`) and its secret, sealed apart. */
@@ -66,11 +67,6 @@ export async function storeApp(
     provider: app.provider,
     baseUrl: app.baseUrl,
     mcpUrl: app.mcpUrl,
-    // Kept as text: the tools (their order, the media types picked) come out of the stored document
-    // exactly as they came out of the registration.
-    openapi: app.compiled.documentText,
-    catalog: app.compiled.catalogText,
-    search: app.compiled.searchText,
     authType: app.publicAuth.type,
     authConfig: app.publicAuth as Prisma.InputJsonValue,
     authSecret: authSecret === null ? null : new Uint8Array(authSecret),
@@ -79,11 +75,20 @@ export async function storeApp(
   const stored = { appId: app.appId, tools: app.compiled.tools, skipped: app.compiled.skipped };
   await prisma.$transaction(
     async (tx) => {
+      // The large texts are written after, one statement each (writeAppTexts); the transaction
+      // shows none of it to anyone before all of it is written.
       await tx.app.upsert({
         where: { id: app.appId },
-        create: { id: app.appId, ...data, createdAt: app.now },
+        create: { id: app.appId, ...data, openapi: '', createdAt: app.now },
         update: data,
         select: { id: true },
+      });
+      await writeAppTexts(tx, app.appId, {
+        // Kept as text: the tools (their order, the media types picked) come out of the stored
+        // document exactly as they came out of the registration.
+        openapi: app.compiled.documentText,
+        catalog: app.compiled.catalogText,
+        search: app.compiled.searchText,
       });
       await replaceToolRows(tx, app.appId, app.compiled.toolViews);
       await also(tx, stored);

@@ -52,6 +52,20 @@ export async function readFormBody(
  * client reads the 413 instead of a reset connection (discardBody).
  */
 export async function readJsonBody(req: IncomingMessage, limit: number): Promise<BodyOutcome> {
+  const read = await readJsonBytes(req, limit);
+  if (!read.ok || read.value === undefined) return read;
+  return parseJson(read.value.toString('utf8'));
+}
+
+/**
+ * The bytes of a JSON body of at most `limit` bytes, not parsed (undefined: no body): what
+ * readJsonBody checks before parsing, for a body parsed elsewhere (an app registration's, on the
+ * compile worker: server/catalog/compiler.ts).
+ */
+export async function readJsonBytes(
+  req: IncomingMessage,
+  limit: number,
+): Promise<Result<Buffer | undefined, BodyFailure>> {
   if (!hasBody(req)) return ok(undefined);
   if (!isJsonMediaType(req.headers['content-type'])) {
     discardBody(req);
@@ -68,7 +82,7 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
     return err('payload_too_large');
   }
   if (read.bytes.length === 0) return err('malformed_json');
-  return parseJson(read.bytes.toString('utf8'));
+  return ok(read.bytes);
 }
 
 /**

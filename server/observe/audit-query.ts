@@ -77,29 +77,48 @@ export interface Verification {
 /**
  * `GET /admin/audit/verify`: walks the chain from its first event, recomputing every hash. The
  * first event that is altered (content or hash), out of place (its seq does not follow), or
- * follows a removed one is named; past the last event, the head must name it, or the last events
- * were removed (the missing one's id is named).
+ * follows a removed one is named; the last event must be the one the head names, or the last
+ * events were removed (the missing one's id is named), or one was added past it.
+ *
+ * Servers may append while this runs. So the walk goes up to the head as read before it (an event
+ * and the head's move commit together: every event the head names is there to read), then, if
+ * events lie past that head, reads the head again and walks on. Reading the head only after the
+ * walk would take an event appended meanwhile for one removed.
  */
 export async function verifyAudit(prisma: PrismaClient): Promise<Verification> {
   let previous = '';
   let expected = 1n;
   let checked = 0;
+  let head = await readHead(prisma);
   for (;;) {
-    const rows = await prisma.$queryRaw<Row[]>`
-      SELECT seq, at, actor, action, target, details, hash FROM audit_events
-      WHERE seq >= ${expected} ORDER BY seq LIMIT ${VERIFY_BATCH}`;
-    for (const row of rows) {
-      checked += 1;
-      if (row.seq !== expected || !follows(previous, row))
-        return { ok: false, checked, firstBadId: String(expected) };
-      previous = row.hash;
-      expected += 1n;
+    for (;;) {
+      const rows = await prisma.$queryRaw<Row[]>`
+        SELECT seq, at, actor, action, target, details, hash FROM audit_events
+        WHERE seq >= ${expected} AND seq <= ${head.seq} ORDER BY seq LIMIT ${VERIFY_BATCH}`;
+      for (const row of rows) {
+        checked += 1;
+        if (row.seq !== expected || !follows(previous, row))
+          return { ok: false, checked, firstBadId: String(expected) };
+        previous = row.hash;
+        expected += 1n;
+      }
+      if (rows.length < VERIFY_BATCH) break;
     }
-    if (rows.length < VERIFY_BATCH) break;
+    if (head.seq !== expected - 1n || head.hash !== previous)
+      return { ok: false, checked, firstBadId: String(expected) };
+    const [past] = await prisma.$queryRaw<{ seq: bigint }[]>`
+      SELECT seq FROM audit_events WHERE seq > ${head.seq} ORDER BY seq LIMIT 1`;
+    if (!past) return { ok: true, checked };
+    const next = await readHead(prisma);
+    // An event past a head that has not moved: written around the chain, not appended to it.
+    if (next.seq === head.seq) return { ok: false, checked: checked + 1, firstBadId: String(expected) };
+    head = next;
   }
+}
+
+async function readHead(prisma: PrismaClient): Promise<{ seq: bigint; hash: string }> {
   const [head] = await prisma.$queryRaw<{ seq: bigint; hash: string }[]>`
     SELECT seq, hash FROM audit_head WHERE id = 1`;
-  if (head && (head.seq !== expected - 1n || head.hash !== previous))
-    return { ok: false, checked, firstBadId: String(expected) };
-  return { ok: true, checked };
+  if (!head) throw new Error('audit_head has no row: the audit_trail migration did not run');
+  return head;
 }

@@ -43,6 +43,9 @@ export class ToolSearch {
   readonly #listing = new SingleFlight<'apps', Map<string, number>>();
   /** Every app id with its version, as last read, and when. */
   #versions: { at: number; apps: Map<string, number> } | undefined;
+  /** Reading every segment ahead of the first search (warm), once. */
+  #warming: Promise<void> | undefined;
+  #closed = false;
 
   constructor(
     private readonly prisma: PrismaClient,
@@ -73,6 +76,39 @@ export class ToolSearch {
       ...hit,
       requiresUserAuth: this.#entries.get(hit.appId)?.userAuth ?? false,
     }));
+  }
+
+  /**
+   * Reads every app's segment now instead of at the first search: a server holding the APIs.guru
+   * collection would make its first search wait for all 2,698 of them (4.9 s, BENCHMARKS.md).
+   * Started when the server listens; a batch at a time, so requests are served meanwhile. A
+   * failure is only logged: searches read the segments they need themselves.
+   */
+  warm(): Promise<void> {
+    this.#warming ??= this.#ready(() => true).then(
+      () => undefined,
+      (error: unknown) => {
+        if (!this.#closed)
+          this.logger.warn(
+            { err: error },
+            'search: reading the apps’ segments ahead of the first search failed; searches read them as needed',
+          );
+      },
+    );
+    return this.#warming;
+  }
+
+  /** Stops reading segments ahead (the database is about to close) and waits for the batch in flight. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#warming;
+  }
+
+  /** How many tools the segments in this process's memory hold (the `toolgate_search_tools` gauge). */
+  get toolsInMemory(): number {
+    let total = 0;
+    for (const entry of this.#entries.values()) total += entry.segment?.names.length ?? 0;
+    return total;
   }
 
   /** How many tools the apps `admits` lets through hold (from their segments: no catalog is loaded). */
@@ -111,7 +147,7 @@ export class ToolSearch {
 
   /** Reads the segments of `appIds`, a batch of rows at a time (the event loop turns between batches). */
   async #load(appIds: string[]): Promise<void> {
-    for (let at = 0; at < appIds.length; at += LOAD_BATCH) {
+    for (let at = 0; at < appIds.length && !this.#closed; at += LOAD_BATCH) {
       const rows = await this.prisma.app.findMany({
         where: { id: { in: appIds.slice(at, at + LOAD_BATCH) } },
         select: { id: true, search: true, updatedAt: true, authType: true },

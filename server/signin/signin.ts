@@ -8,6 +8,7 @@ import { AccessTokenVerifier } from './access-tokens.ts';
 import { SigninClients } from './clients.ts';
 import { LoginProvider } from './login.ts';
 import { MetadataDocumentFetcher } from './metadata-document.ts';
+import { startSigninPurge } from './purge.ts';
 import { SessionCookies } from './session.ts';
 import { SigninTokens } from './tokens.ts';
 
@@ -48,6 +49,7 @@ export function createSignin({ config, prisma, envelope, clock, logger }: Signin
     });
     return key;
   };
+  const purge = startSigninPurge(prisma, clock, logger);
   return {
     issuer: config.publicUrl,
     clients,
@@ -55,6 +57,9 @@ export function createSignin({ config, prisma, envelope, clock, logger }: Signin
     sessions: new SessionCookies(sessionKey, config.publicUrl, () => clock.now()),
     tokens: new SigninTokens(prisma, clock, clients, config.publicUrl),
     accessTokens: new AccessTokenVerifier(prisma, clock),
-    close: () => documents.close(),
+    close: async () => {
+      await purge.stop();
+      await documents.close();
+    },
   };
 }

@@ -227,6 +227,11 @@ describeBackends('the audit trail', (backend) => {
       await sql('DELETE FROM audit_events WHERE seq = 12');
       expect(await verify()).toEqual({ ok: false, checked: 11, firstBadId: '12' });
       await server.app.deps.db.prisma.auditEvent.create({ data: last[0] as never });
+      // An event written past the head (around the chain, not appended to it), hash and all.
+      const forged = { ...(last[0] as Record<string, unknown>), seq: 13n, target: 'forged' };
+      await server.app.deps.db.prisma.auditEvent.create({ data: forged as never });
+      expect(await verify()).toEqual({ ok: false, checked: 13, firstBadId: '13' });
+      await sql('DELETE FROM audit_events WHERE seq = 13');
     } finally {
       await sql('ALTER TABLE audit_events ENABLE TRIGGER audit_events_append_only');
     }

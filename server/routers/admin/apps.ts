@@ -69,17 +69,22 @@ export const appsRouter = router({
     .input(putAppInput)
     .output(putAppOutput)
     .mutation(async ({ ctx, input }) => {
-      const outcome = await putApp(ctx.deps, input, new Date(ctx.deps.clock.now()), (tx, stored) =>
-        appendEventIn(tx, ctx.deps, ctx.principal, {
-          action: 'app.registered',
-          target: input.appId,
-          details: {
-            provider: input.provider,
-            ...(input.mcp ? { mcp: input.mcp.url } : {}),
-            tools: stored.tools.length,
-            skipped: stored.skipped.length,
-          },
-        }),
+      const outcome = await putApp(
+        ctx.deps,
+        input,
+        new Date(ctx.deps.clock.now()),
+        (tx, stored) =>
+          appendEventIn(tx, ctx.deps, ctx.principal, {
+            action: 'app.registered',
+            target: input.appId,
+            details: {
+              provider: input.provider,
+              ...(input.mcp ? { mcp: input.mcp.url } : {}),
+              tools: stored.tools.length,
+              skipped: stored.skipped.length,
+            },
+          }),
+        ctx.document,
       );
       ctx.deps.apps.invalidate(input.appId);
       if (!outcome.ok) throw new ApiProblem(outcome.error);
