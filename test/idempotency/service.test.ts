@@ -1,3 +1,4 @@
+import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { manualClock } from '../../server/clock.ts';
@@ -56,19 +57,35 @@ describe('startPurger', () => {
     expect(overlapped).toBe(false);
   });
 
-  it('survives a failing pass', async () => {
+  it('survives a failing pass: says so in one warning and runs the next pass', async () => {
+    const lines: Array<{ level: number; msg: string; err?: { message: string } }> = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(JSON.parse(String(chunk)));
+        done();
+      },
+    });
     let calls = 0;
+    let secondPass: () => void = () => {};
+    const ranAgain = new Promise<void>((resolve) => {
+      secondPass = resolve;
+    });
     const purger = startPurger(
       async () => {
         calls += 1;
         if (calls === 1) throw new Error('database away');
+        if (calls === 2) secondPass();
         return 0;
       },
       5,
-      logger,
+      createLogger('info', sink),
     );
-    while (calls < 2) await sleep(5);
+    await ranAgain;
     await purger.stop();
+    expect(calls).toBeGreaterThanOrEqual(2);
+    expect(lines.map(({ level, msg, err }) => ({ level, msg, err: err?.message }))).toEqual([
+      { level: 40, msg: 'purging expired idempotency records failed; retrying later', err: 'database away' },
+    ]);
   });
 });
 
