@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, withQuery } from '../api.ts';
-import { describeError, ErrorNote, Loading, PageTitle, useLoad, When } from '../ui.tsx';
+import { type FilterField, FilterForm, PagedRows, Pager, toIso, usePagedList } from '../paged-list.tsx';
+import { describeError, PageTitle, When } from '../ui.tsx';
 
 /** An audit event (docs/reference.md "Audit trail"): no secrets. */
 interface AuditEvent {
@@ -24,96 +25,37 @@ interface Verification {
   firstBadId?: string;
 }
 
-/** `datetime-local` text (the reader's zone) → ISO with a zone, as the API wants it. */
-const toIso = (local: string) => (local ? new Date(local).toISOString() : '');
+type Filter = Record<'action' | 'actor' | 'since' | 'until', string>;
+
+const FILTER_FIELDS: FilterField<Filter>[] = [
+  { name: 'action', label: 'Action', placeholder: 'e.g. api_key.revoked' },
+  { name: 'actor', label: 'Actor', placeholder: 'a key id, system, oidc:<sub>' },
+  { name: 'since', label: 'Since', kind: 'datetime' },
+  { name: 'until', label: 'Until', kind: 'datetime' },
+];
 
 /** The audit trail: who changed what, newest first, and checking the hash chain. */
 export function AuditPage() {
-  const empty = { action: '', actor: '', since: '', until: '' };
-  const [draft, setDraft] = useState(empty);
-  const [filter, setFilter] = useState(empty);
-  const [cursors, setCursors] = useState<string[]>([]);
-  const cursor = cursors[cursors.length - 1];
-  const page = useLoad(
-    () =>
-      api<Page>(
-        'GET',
-        withQuery('/admin/audit', {
-          ...filter,
-          since: toIso(filter.since),
-          until: toIso(filter.until),
-          limit: 50,
-          cursor,
-        }),
-      ),
-    [JSON.stringify(filter), cursor],
+  const list = usePagedList<Filter, Page>({ action: '', actor: '', since: '', until: '' }, (filter, cursor) =>
+    api<Page>(
+      'GET',
+      withQuery('/admin/audit', {
+        ...filter,
+        since: toIso(filter.since),
+        until: toIso(filter.until),
+        limit: 50,
+        cursor,
+      }),
+    ),
   );
 
   return (
     <>
       <PageTitle title="Audit trail" />
       <Verify />
-      <form
-        class="filters card"
-        onSubmit={(event) => {
-          event.preventDefault();
-          setCursors([]);
-          setFilter({ ...draft });
-        }}
-      >
-        <div class="field">
-          <label for="audit-action">Action</label>
-          <input
-            id="audit-action"
-            placeholder="e.g. api_key.revoked"
-            value={draft.action}
-            onInput={(event) => setDraft({ ...draft, action: event.currentTarget.value.trim() })}
-          />
-        </div>
-        <div class="field">
-          <label for="audit-actor">Actor</label>
-          <input
-            id="audit-actor"
-            placeholder="a key id, system, oidc:<sub>"
-            value={draft.actor}
-            onInput={(event) => setDraft({ ...draft, actor: event.currentTarget.value.trim() })}
-          />
-        </div>
-        <div class="field">
-          <label for="audit-since">Since</label>
-          <input
-            id="audit-since"
-            type="datetime-local"
-            step={1}
-            value={draft.since}
-            onInput={(event) => setDraft({ ...draft, since: event.currentTarget.value })}
-          />
-        </div>
-        <div class="field">
-          <label for="audit-until">Until</label>
-          <input
-            id="audit-until"
-            type="datetime-local"
-            step={1}
-            value={draft.until}
-            onInput={(event) => setDraft({ ...draft, until: event.currentTarget.value })}
-          />
-        </div>
-        <div class="field actions">
-          <button type="submit" class="primary">
-            Filter
-          </button>
-        </div>
-      </form>
-      <ErrorNote error={page.error} />
-      {page.data === undefined ? (
-        page.loading ? (
-          <Loading what="events" />
-        ) : null
-      ) : page.data.events.length === 0 ? (
-        <p class="empty">No event {Object.values(filter).some(Boolean) ? 'matches these filters' : 'yet'}.</p>
-      ) : (
-        <div class="table-wrap">
+      <FilterForm list={list} fields={FILTER_FIELDS} idPrefix="audit" />
+      <PagedRows list={list} what="events" none="No event" isEmpty={(data) => data.events.length === 0}>
+        {(data) => (
           <table class="audit">
             <caption class="sr-only">Audit events, newest first</caption>
             <thead>
@@ -129,7 +71,7 @@ export function AuditPage() {
               </tr>
             </thead>
             <tbody>
-              {page.data.events.map((event) => (
+              {data.events.map((event) => (
                 <tr key={event.id}>
                   <td class="num mono small" title={`hash ${event.hash}`}>
                     {event.id}
@@ -151,24 +93,9 @@ export function AuditPage() {
               ))}
             </tbody>
           </table>
-        </div>
-      )}
-      <div class="pager">
-        <button
-          type="button"
-          disabled={cursors.length === 0}
-          onClick={() => setCursors(cursors.slice(0, -1))}
-        >
-          Newer
-        </button>
-        <button
-          type="button"
-          disabled={!page.data?.next_cursor}
-          onClick={() => page.data?.next_cursor && setCursors([...cursors, page.data.next_cursor])}
-        >
-          Older
-        </button>
-      </div>
+        )}
+      </PagedRows>
+      <Pager list={list} />
     </>
   );
 }

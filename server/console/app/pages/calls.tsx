@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, withQuery } from '../api.ts';
-import { ErrorNote, Loading, Outcome, PageTitle, useLoad, When } from '../ui.tsx';
+import { type FilterField, FilterForm, PagedRows, Pager, toIso, usePagedList } from '../paged-list.tsx';
+import { Outcome, PageTitle, When } from '../ui.tsx';
 
 /** A call-log record (docs/reference.md "Call log"): never parameters, bodies or tokens. */
 export interface CallView {
@@ -30,19 +31,18 @@ const FIELDS = ['clientId', 'userId', 'appId', 'toolId', 'outcome'] as const;
 type Field = (typeof FIELDS)[number];
 type Filter = Record<Field | 'since' | 'until', string>;
 
-const LABELS: Record<Field, string> = {
-  clientId: 'Client id',
-  userId: 'User id',
-  appId: 'App id',
-  toolId: 'Tool id',
-  outcome: 'Outcome (ok or an error code)',
-};
+const FILTER_FIELDS: FilterField<Filter>[] = [
+  { name: 'clientId', label: 'Client id' },
+  { name: 'userId', label: 'User id' },
+  { name: 'appId', label: 'App id' },
+  { name: 'toolId', label: 'Tool id' },
+  { name: 'outcome', label: 'Outcome (ok or an error code)' },
+  { name: 'since', label: 'Since', kind: 'datetime' },
+  { name: 'until', label: 'Until', kind: 'datetime' },
+];
 
 /** The refresh period of the newest page while "Auto-refresh" is on. */
 const REFRESH_MS = 5_000;
-
-/** `datetime-local` text (the reader's zone) → ISO with a zone, as the API wants it. */
-const toIso = (local: string) => (local ? new Date(local).toISOString() : '');
 
 /** The filters the page was opened with (the overview links here with `?outcome=…`). */
 function initialFilter(query: Record<string, string>): Filter {
@@ -62,13 +62,9 @@ function initialFilter(query: Record<string, string>): Filter {
 /** The call log: newest first, filtered, paged, refreshed every few seconds while wanted. */
 export function CallsPage() {
   const { query } = useLocation();
-  const [draft, setDraft] = useState<Filter>(() => initialFilter(query));
-  const [filter, setFilter] = useState<Filter>(draft);
-  const [cursors, setCursors] = useState<string[]>([]);
-  const [auto, setAuto] = useState(false);
-  const cursor = cursors[cursors.length - 1];
-  const page = useLoad(
-    () =>
+  const list = usePagedList<Filter, Page>(
+    () => initialFilter(query),
+    (filter, cursor) =>
       api<Page>(
         'GET',
         withQuery('/admin/calls', {
@@ -79,8 +75,9 @@ export function CallsPage() {
           cursor,
         }),
       ),
-    [JSON.stringify(filter), cursor],
   );
+  const { page, cursor } = list;
+  const [auto, setAuto] = useState(false);
 
   // Only the newest page refreshes: an older page stays put while it is being read.
   useEffect(() => {
@@ -97,59 +94,9 @@ export function CallsPage() {
           {REFRESH_MS / 1000} s)
         </label>
       </PageTitle>
-      <form
-        class="filters card"
-        onSubmit={(event) => {
-          event.preventDefault();
-          setCursors([]);
-          setFilter({ ...draft });
-        }}
-      >
-        {FIELDS.map((field) => (
-          <div class="field" key={field}>
-            <label for={`calls-${field}`}>{LABELS[field]}</label>
-            <input
-              id={`calls-${field}`}
-              value={draft[field]}
-              onInput={(event) => setDraft({ ...draft, [field]: event.currentTarget.value.trim() })}
-            />
-          </div>
-        ))}
-        <div class="field">
-          <label for="calls-since">Since</label>
-          <input
-            id="calls-since"
-            type="datetime-local"
-            step={1}
-            value={draft.since}
-            onInput={(event) => setDraft({ ...draft, since: event.currentTarget.value })}
-          />
-        </div>
-        <div class="field">
-          <label for="calls-until">Until</label>
-          <input
-            id="calls-until"
-            type="datetime-local"
-            step={1}
-            value={draft.until}
-            onInput={(event) => setDraft({ ...draft, until: event.currentTarget.value })}
-          />
-        </div>
-        <div class="field actions">
-          <button type="submit" class="primary">
-            Filter
-          </button>
-        </div>
-      </form>
-      <ErrorNote error={page.error} />
-      {page.data === undefined ? (
-        page.loading ? (
-          <Loading what="calls" />
-        ) : null
-      ) : page.data.calls.length === 0 ? (
-        <p class="empty">No call {Object.values(filter).some(Boolean) ? 'matches these filters' : 'yet'}.</p>
-      ) : (
-        <div class="table-wrap">
+      <FilterForm list={list} fields={FILTER_FIELDS} idPrefix="calls" />
+      <PagedRows list={list} what="calls" none="No call" isEmpty={(data) => data.calls.length === 0}>
+        {(data) => (
           <table class="calls" aria-busy={page.loading}>
             <caption class="sr-only">Tool calls, newest first</caption>
             <thead>
@@ -168,7 +115,7 @@ export function CallsPage() {
               </tr>
             </thead>
             <tbody>
-              {page.data.calls.map((call) => (
+              {data.calls.map((call) => (
                 <tr key={call.id}>
                   <td>
                     <When at={call.at} />
@@ -201,24 +148,9 @@ export function CallsPage() {
               ))}
             </tbody>
           </table>
-        </div>
-      )}
-      <div class="pager">
-        <button
-          type="button"
-          disabled={cursors.length === 0}
-          onClick={() => setCursors(cursors.slice(0, -1))}
-        >
-          Newer
-        </button>
-        <button
-          type="button"
-          disabled={!page.data?.next_cursor}
-          onClick={() => page.data?.next_cursor && setCursors([...cursors, page.data.next_cursor])}
-        >
-          Older
-        </button>
-      </div>
+        )}
+      </PagedRows>
+      <Pager list={list} />
     </>
   );
 }

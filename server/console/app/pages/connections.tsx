@@ -1,7 +1,7 @@
-import { useState } from 'preact/hooks';
 import type { AdminConnectionView } from '../../../../shared/schemas/admin.ts';
 import { api, withQuery } from '../api.ts';
-import { ConfirmButton, ErrorNote, Loading, PageTitle, useLoad, When } from '../ui.tsx';
+import { FilterForm, PagedRows, Pager, usePagedList } from '../paged-list.tsx';
+import { ConfirmButton, PageTitle, useLoad, When } from '../ui.tsx';
 import type { ClientView } from './clients.tsx';
 
 interface Page {
@@ -9,11 +9,7 @@ interface Page {
   next_cursor?: string;
 }
 
-interface Filter {
-  clientId: string;
-  userId: string;
-  appId: string;
-}
+type Filter = Record<'userId' | 'clientId' | 'appId', string>;
 
 /** Consecutive connections of one (client, user): the page lists them user by user. */
 function byUser(connections: AdminConnectionView[]): AdminConnectionView[][] {
@@ -29,16 +25,12 @@ function byUser(connections: AdminConnectionView[]): AdminConnectionView[][] {
 
 /** Connections: end users' grants, user by user, and disconnecting one. */
 export function ConnectionsPage() {
-  const [draft, setDraft] = useState<Filter>({ clientId: '', userId: '', appId: '' });
-  const [filter, setFilter] = useState<Filter>(draft);
-  const [cursors, setCursors] = useState<string[]>([]);
-  const cursor = cursors[cursors.length - 1];
   const clients = useLoad(() => api<{ clients: ClientView[] }>('GET', '/admin/clients'), []);
   const names = new Map((clients.data?.clients ?? []).map((client) => [client.clientId, client.name]));
-  const page = useLoad(
-    () => api<Page>('GET', withQuery('/admin/connections', { ...filter, cursor, limit: 100 })),
-    [filter.clientId, filter.userId, filter.appId, cursor],
+  const list = usePagedList<Filter, Page>({ userId: '', clientId: '', appId: '' }, (filter, cursor) =>
+    api<Page>('GET', withQuery('/admin/connections', { ...filter, cursor, limit: 100 })),
   );
+  const { page } = list;
 
   return (
     <>
@@ -47,60 +39,33 @@ export function ConnectionsPage() {
         Each end user's grants to oauth2 apps, per client. Disconnecting revokes the grant at the provider
         (when the app can) and forgets it; the agent then meets <code>auth_required</code> again.
       </p>
-      <form
+      <FilterForm
+        list={list}
+        idPrefix="connections"
         class="inline-form card"
-        onSubmit={(event) => {
-          event.preventDefault();
-          setCursors([]);
-          setFilter({ ...draft, userId: draft.userId.trim(), appId: draft.appId.trim() });
-        }}
+        submit="Show"
+        fields={[
+          { name: 'userId', label: 'User id' },
+          {
+            name: 'clientId',
+            label: 'Client',
+            kind: 'select',
+            any: 'every client',
+            options: (clients.data?.clients ?? []).map((client) => ({
+              value: client.clientId,
+              label: `${client.name} (${client.clientId})`,
+            })),
+          },
+          { name: 'appId', label: 'App id' },
+        ]}
+      />
+      <PagedRows
+        list={list}
+        what="connections"
+        none="No connection"
+        isEmpty={(data) => data.connections.length === 0}
       >
-        <div class="field">
-          <label for="connections-user">User id</label>
-          <input
-            id="connections-user"
-            value={draft.userId}
-            onInput={(event) => setDraft({ ...draft, userId: event.currentTarget.value })}
-          />
-        </div>
-        <div class="field">
-          <label for="connections-client">Client</label>
-          <select
-            id="connections-client"
-            value={draft.clientId}
-            onChange={(event) => setDraft({ ...draft, clientId: event.currentTarget.value })}
-          >
-            <option value="">every client</option>
-            {(clients.data?.clients ?? []).map((client) => (
-              <option key={client.clientId} value={client.clientId}>
-                {client.name} ({client.clientId})
-              </option>
-            ))}
-          </select>
-        </div>
-        <div class="field">
-          <label for="connections-app">App id</label>
-          <input
-            id="connections-app"
-            value={draft.appId}
-            onInput={(event) => setDraft({ ...draft, appId: event.currentTarget.value })}
-          />
-        </div>
-        <button type="submit" class="primary">
-          Show
-        </button>
-      </form>
-      <ErrorNote error={page.error} />
-      {page.data === undefined ? (
-        page.loading ? (
-          <Loading what="connections" />
-        ) : null
-      ) : page.data.connections.length === 0 ? (
-        <p class="empty">
-          No connection{filter.userId || filter.clientId || filter.appId ? ' matches' : ' yet'}.
-        </p>
-      ) : (
-        <div class="table-wrap">
+        {(data) => (
           <table>
             <caption class="sr-only">Connections by user</caption>
             <thead>
@@ -115,7 +80,7 @@ export function ConnectionsPage() {
                 </th>
               </tr>
             </thead>
-            {byUser(page.data.connections).map((group) => {
+            {byUser(data.connections).map((group) => {
               const first = group[0] as AdminConnectionView;
               return (
                 <tbody key={`${first.clientId} ${first.userId}`}>
@@ -169,24 +134,9 @@ export function ConnectionsPage() {
               );
             })}
           </table>
-        </div>
-      )}
-      <div class="pager">
-        <button
-          type="button"
-          disabled={cursors.length === 0}
-          onClick={() => setCursors(cursors.slice(0, -1))}
-        >
-          Previous
-        </button>
-        <button
-          type="button"
-          disabled={!page.data?.next_cursor}
-          onClick={() => page.data?.next_cursor && setCursors([...cursors, page.data.next_cursor])}
-        >
-          Next
-        </button>
-      </div>
+        )}
+      </PagedRows>
+      <Pager list={list} newer="Previous" older="Next" />
     </>
   );
 }
