@@ -5,6 +5,15 @@
 // Surviving mutants that no test can kill, argued rather than excluded:
 // - server/auth/authenticate.ts, BEARER's `{1,512}` bound: keyIdOf's exact key format already
 //   refuses any longer key before argon2, so the bound is a second fence with the same answer.
+// - server/auth/authenticate.ts, `refusedAt !== undefined` made `true` (~112): `now - undefined`
+//   is NaN, and `NaN < …` is false, so an unknown key goes on to verification either way.
+// - server/auth/authenticate.ts, `if (address)` in #failureSubjects made `true` (~158): without an
+//   address the failures land under an `undefined` subject that #overFailureLimit never reads (it
+//   consults the address limiters only when there is an address), so no answer changes.
+// - server/auth/authenticate.ts, the `.catch` of the last_used_at write (~202: its handler made
+//   `() => undefined`, its log fields and message): not equivalent, a log line only. The write is
+//   bookkeeping nobody awaits; making it fail needs the key row gone between the read and the
+//   write, a race a test cannot set up without a mock. Unguarded by choice.
 // - server/calls/call-tool.ts, `principal.keyId ?? 'admin'`: the environment's admin key is refused
 //   on agent routes before the rate limit, and no key id can equal any constant put there.
 // - server/catalog/request.ts (line numbers of this commit):

@@ -44,6 +44,29 @@ describe('ApiKeyVerifier', () => {
     expect(keys.stats().argon2Runs).toBe(runs);
   });
 
+  it('refuses a Bearer token that is not an API key without argon2 and without counting a failure', async () => {
+    const before = keys.stats();
+    expect(await keys.authenticate(bearer('not-an-api-key'))).toEqual({
+      ok: false,
+      error: 'invalid_api_key',
+    });
+    expect(keys.stats()).toEqual(before);
+  });
+
+  it('answers invalid_api_key to a verified key found revoked at its recheck', async () => {
+    const agent = await provisionAgent(server, ['tools:execute']);
+    expect(await keys.authenticate(bearer(agent.apiKey))).toEqual({
+      ok: true,
+      value: { keyId: agent.keyId, clientId: agent.clientId, scopes: ['tools:execute'] },
+    });
+    await server.app.deps.db.prisma.apiKey.update({
+      where: { id: agent.keyId },
+      data: { revokedAt: new Date(clock.now()) },
+    });
+    clock.advance(LIMITS.apiKeyRecheckMs);
+    expect(await keys.authenticate(bearer(agent.apiKey))).toEqual({ ok: false, error: 'invalid_api_key' });
+  });
+
   it('answers a just-refused key without argon2 until the recheck time, then verifies it again', async () => {
     const agent = await provisionAgent(server, ['tools:execute']);
     const wrong = forged(agent);
