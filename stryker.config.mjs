@@ -14,6 +14,17 @@
 //   `() => undefined`, its log fields and message): not equivalent, a log line only. The write is
 //   bookkeeping nobody awaits; making it fail needs the key row gone between the read and the
 //   write, a race a test cannot set up without a mock. Unguarded by choice.
+// - server/idempotency/service.ts (run on test/idempotency/service.test.ts alone, PGlite):
+//   - the replay cache: `if (cached)` made `false` (~129) and the remember after a stored answer
+//     emptied (~106): speed only, the database row answers the same replay.
+//   - the done-row conjuncts (~154, six mutants): the store writes state 'done', status and body
+//     in one update, so a row has a status and a body exactly when it is done.
+//   - `row.leaseUntil >= now` made `false` or `>` (~164): the store's takeOver is conditional on
+//     an expired lease, so a live one loses the takeover and the rounds end in in_progress alike.
+//   - the takeover's log message (~166) and ADMIN_SCOPE's text (~16: any text no key id can be
+//     serves, though rows stored under the old one would be orphaned): not equivalent, unguarded.
+//   - `now + leaseMs` made `-` (~135): not equivalent (a fresh claim's lease would start expired
+//     until the first renewal); the proxy and two-server suites, not this unit test, hold it.
 // - server/calls/call-tool.ts, `principal.keyId ?? 'admin'`: the environment's admin key is refused
 //   on agent routes before the rate limit, and no key id can equal any constant put there.
 // - server/catalog/request.ts (line numbers of this commit):

@@ -294,6 +294,34 @@ describeBackends('idempotency service and store', (backend) => {
     }
   });
 
+  it('takes over a record whose run stopped renewing its lease, keeping its expiry, and stores its own answer', async () => {
+    const expiresAt = new Date(clock.now() + settings.ttlMs / 2);
+    await insertRecord('key_s', 'abandoned', {
+      state: 'in_progress',
+      owner: 'a-dead-run',
+      leaseUntil: new Date(clock.now() - 1),
+      responseStatus: null,
+      responseBody: null,
+      expiresAt,
+    });
+    let runs = 0;
+    const outcome = await service.run(slot('abandoned'), 'fp', async () => {
+      runs += 1;
+      return { status: 200, body: { took: 'over' } };
+    });
+    expect(outcome).toEqual({
+      ok: true,
+      value: { replayed: false, answer: { status: 200, body: { took: 'over' } } },
+    });
+    expect(runs).toBe(1);
+    expect(await row('abandoned')).toMatchObject({
+      state: 'done',
+      responseStatus: 200,
+      responseBody: '{"took":"over"}',
+      expiresAt,
+    });
+  });
+
   it('answers in_progress without running when every claim round is lost to another run', async () => {
     await insertRecord('key_s', 'contested', { expiresAt: new Date(clock.now()) }); // over: claimable
     // Each replacement of the expired record is won by another run first.
@@ -313,6 +341,10 @@ describeBackends('idempotency service and store', (backend) => {
       replace.mockRestore();
       insert.mockRestore();
     }
+  });
+
+  it('closes without error when its purge timer was never started', async () => {
+    await expect(new IdempotencyService(db.prisma, clock, logger, settings).close()).resolves.toBeUndefined();
   });
 
   it('purges off a timer started once, and stops purging on close', async () => {
