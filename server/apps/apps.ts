@@ -88,9 +88,32 @@ export async function putApp(
   return ok(stored);
 }
 
-export async function deleteApp(prisma: Prisma.TransactionClient, appId: string): Promise<boolean> {
-  const { count } = await prisma.app.deleteMany({ where: { id: appId } });
-  return count > 0;
+/** A user's connection to an app, as an app's deletion takes it along. */
+export interface DeletedConnection {
+  id: string;
+  clientId: string;
+  userId: string;
+}
+
+/**
+ * Deletes an app and, with it (the foreign key cascades), its users' connections, which it
+ * answers so each can be audited; null when there is no such app. The app's row is locked first:
+ * a grant being stored meanwhile waits for this transaction and then finds no app, so no
+ * connection goes unanswered.
+ */
+export async function deleteApp(
+  prisma: Prisma.TransactionClient,
+  appId: string,
+): Promise<{ connections: DeletedConnection[] } | null> {
+  const locked = await prisma.$queryRaw<unknown[]>`SELECT id FROM apps WHERE id = ${appId} FOR UPDATE`;
+  if (locked.length === 0) return null;
+  const connections = await prisma.connection.findMany({
+    where: { appId },
+    select: { id: true, clientId: true, userId: true },
+    orderBy: { id: 'asc' },
+  });
+  await prisma.app.delete({ where: { id: appId } });
+  return { connections };
 }
 
 export function appView(app: {

@@ -75,6 +75,58 @@ describeBackends('audit completeness', (backend) => {
     await world?.close();
   });
 
+  it('records each connection an app takes with it when it is deleted', async () => {
+    const registered = await admin('PUT', '/admin/apps/leaving', {
+      provider: 'acme.leaving',
+      baseUrl: 'https://api.leaving.example',
+      openapi: {
+        openapi: '3.1.0',
+        info: { title: 'Leaving', version: '1' },
+        paths: { '/me': { get: { operationId: 'getMe', responses: { 200: { description: 'ok' } } } } },
+      },
+      auth: {
+        type: 'oauth2',
+        authorizationUrl: 'https://auth.leaving.example/authorize',
+        tokenUrl: 'https://auth.leaving.example/token',
+        clientId: 'leaving-client',
+        clientSecret: 'leaving-secret-do-not-leak',
+        scopes: ['read'],
+      },
+    });
+    expect(registered.status).toBe(200);
+    const agent = await provisionAgent(server, ['tools:execute']);
+    for (const [id, userId] of [
+      ['conn_leaving_a', 'user-a'],
+      ['conn_leaving_b', 'user-b'],
+    ] as const)
+      await server.app.deps.db.prisma.connection.create({
+        data: {
+          id,
+          clientId: agent.clientId,
+          userId,
+          appId: 'leaving',
+          status: 'active',
+          scopes: ['read'],
+          credential: new Uint8Array([1, 2, 3]),
+        },
+      });
+    expect((await admin('DELETE', '/admin/apps/leaving')).status).toBe(200);
+    const connection = (id: string, userId: string) =>
+      systemEvent('connection.deleted', id, {
+        clientId: agent.clientId,
+        userId,
+        appId: 'leaving',
+        appDeleted: true,
+      });
+    expect((await events()).slice(0, 3)).toEqual([
+      systemEvent('app.deleted', 'leaving', {}),
+      connection('conn_leaving_b', 'user-b'),
+      connection('conn_leaving_a', 'user-a'),
+    ]);
+    expect(await server.app.deps.db.prisma.connection.count({ where: { appId: 'leaving' } })).toBe(0);
+    expect(await admin('GET', '/admin/audit/verify')).toMatchObject({ status: 200, body: { ok: true } });
+  });
+
   it('records a client that registers itself (RFC 7591) as created by the server', async () => {
     const uris = ['http://127.0.0.1:33418/callback', 'https://app.example/cb'];
     const reply = await call(server.url, 'POST', '/oauth2/register', {

@@ -12,7 +12,8 @@ import { appView, deleteApp, putApp } from '../../apps/apps.ts';
 import { refreshMcpApp } from '../../apps/mcp-apps.ts';
 import type { LoadedApp } from '../../apps/registry.ts';
 import { ApiProblem } from '../../errors.ts';
-import { appendEventIn, auditedChange } from '../../observe/audit.ts';
+import { auditConnection } from '../../oauth/grants.ts';
+import { actorOf, appendEventIn, auditedChange } from '../../observe/audit.ts';
 import { err, ok } from '../../result.ts';
 import { ADMIN_ERRORS, adminProcedure, router } from '../../trpc.ts';
 
@@ -171,7 +172,22 @@ export const appsRouter = router({
       const deleted = await auditedChange(
         ctx.deps,
         ctx.principal,
-        async (tx) => ((await deleteApp(tx, input.appId)) ? ok(input.appId) : err('app_not_found')),
+        async (tx) => {
+          const deleted = await deleteApp(tx, input.appId);
+          if (!deleted) return err('app_not_found');
+          // Each connection the app took with it is a connection change of its own.
+          for (const { id, clientId, userId } of deleted.connections)
+            await auditConnection(
+              tx,
+              ctx.deps.clock,
+              actorOf(ctx.principal),
+              'connection.deleted',
+              id,
+              { clientId, userId, appId: input.appId },
+              { appDeleted: true },
+            );
+          return ok(input.appId);
+        },
         (appId) => ({ action: 'app.deleted', target: appId }),
       );
       ctx.deps.apps.invalidate(input.appId);
