@@ -4,7 +4,7 @@ import { type Agent, provisionAgent, registerApp } from '../support/agent.ts';
 import { describeBackends } from '../support/db.ts';
 import { call, startServer, type TestServer } from '../support/server.ts';
 import { startUpstream, type Upstream } from '../support/upstream.ts';
-import { UPSTREAM_30_TOOLS } from '../support/upstream-openapi.ts';
+import { UPSTREAM_30_TOOLS, UPSTREAM_TOOLS } from '../support/upstream-openapi.ts';
 import { oauth2Auth } from './helpers.ts';
 
 const DIALECT = 'https://json-schema.org/draft/2020-12/schema';
@@ -94,24 +94,7 @@ const DEMO_TOOLS = [
   },
 ];
 
-const FULL_TOOLS = [
-  'listItems',
-  'createItem',
-  'getItem',
-  'deleteItem',
-  'listOrgRepos',
-  'echo',
-  'getText',
-  'getImage',
-  'getStatus',
-  'slow',
-  'redirectSameOrigin',
-  'redirectCrossOrigin',
-  'getWithHeaderKey',
-  'getWithQueryKey',
-  'getMe',
-  'createNote',
-];
+const FULL_TOOLS = UPSTREAM_TOOLS;
 
 const INVALID_CLIENT = {
   ok: false,
