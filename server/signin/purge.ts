@@ -19,7 +19,8 @@ export const SIGNIN_KEPT_AFTER_EXPIRY_MS = 24 * 60 * 60 * 1000;
 
 /** One pass: what expired more than a day ago, then grants left with no token and no code. */
 export async function purgeSignin(prisma: PrismaClient, now: number): Promise<number> {
-  const where = { where: { expiresAt: { lt: new Date(now - SIGNIN_KEPT_AFTER_EXPIRY_MS) } } };
+  const cutoff = new Date(now - SIGNIN_KEPT_AFTER_EXPIRY_MS);
+  const where = { where: { expiresAt: { lt: cutoff } } };
   let deleted = 0;
   deleted += (await prisma.signinLogin.deleteMany(where)).count;
   deleted += (await prisma.signinRequest.deleteMany(where)).count;
@@ -28,7 +29,6 @@ export async function purgeSignin(prisma: PrismaClient, now: number): Promise<nu
   deleted += (await prisma.oAuthStart.deleteMany(where)).count;
   // A grant is its tokens' family: with all of them gone (and no code that could still name it)
   // it revokes nothing and grants nothing.
-  const cutoff = new Date(now - SIGNIN_KEPT_AFTER_EXPIRY_MS);
   deleted += await prisma.$executeRaw`
     DELETE FROM signin_grants g
     WHERE g.created_at < ${cutoff}
