@@ -220,6 +220,22 @@ describe.runIf(hasPostgres())(
       }
     }
 
+    it('saves the answer anew when the lock connection died after the provider answered and nobody else wrote', async () => {
+      expect(redirectQuery(await h.connect('resaved')).get('status')).toBe('success');
+      const [changed, lost] = [logged(h, GRANT_CHANGED).length, logged(h, NOT_STORED).length];
+      const refreshes = h.provider.counts.refresh_token;
+      const reply = await refreshOvertaken('resaved', async () => {});
+      expect(reply.status).toBe(200);
+      expect(reply.body.data).toEqual({ id: 'user-1', name: 'Ada' });
+      const grant = (await h.connections('resaved')).body.connections[0];
+      expect([grant.status, Date.parse(grant.expiresAt)]).toEqual(['active', h.clock.now() + 300_000]);
+      expect([logged(h, GRANT_CHANGED).length, logged(h, NOT_STORED).length]).toEqual([changed, lost]);
+      // The next refresh spends the rotated refresh token: it works only if the answer was stored.
+      h.clock.advance(INTO_REFRESH_WINDOW);
+      expect((await h.proxy('resaved')).status).toBe(200);
+      expect(h.provider.counts.refresh_token).toBe(refreshes + 2);
+    });
+
     it('keeps what another writer stored meanwhile when the lock connection died: the fresh token serves the call only', async () => {
       expect(redirectQuery(await h.connect('overtaken')).get('status')).toBe('success');
       const older = await credentialOf('overtaken');
