@@ -107,7 +107,7 @@ async function main(): Promise<void> {
   let firstKey: FirstAdminKey = null;
   if (!config.adminKey) {
     try {
-      firstKey = await ensureAdminKey(app.deps.db.prisma, new Date(app.deps.clock.now()));
+      firstKey = await ensureAdminKey(app.deps.db, new Date(app.deps.clock.now()));
     } catch (error) {
       await app.close().catch(() => {});
       fail(`start-up failed: cannot create the admin key: ${(error as Error).message}`);
