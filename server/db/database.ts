@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import type { Tracer } from '@opentelemetry/api';
 import { countQueries } from './count-queries.ts';
+import { loadPglite, loadPostgres, type PgliteDriver } from './drivers.ts';
 import { PrismaClient } from './generated/client.ts';
 import { applyMigrations, type MigrationSession } from './migrate.ts';
 import { lockPgliteDir } from './pglite-lock.mjs';
@@ -100,13 +101,12 @@ async function openPglite(
     // PG_VERSION is written by initdb: without it PGlite creates the database now.
     if (!existsSync(path.join(dataDir, 'PG_VERSION'))) options.onProgress?.({ step: 'creating', dataDir });
   }
-  const [{ PGlite }, { PrismaPGlite }] = await Promise.all([
-    import('@electric-sql/pglite'),
-    import('pglite-prisma-adapter'),
-  ]);
   let db: PGlite;
+  let PrismaPGlite: PgliteDriver['PrismaPGlite'];
   try {
-    db = await PGlite.create(dataDir ?? 'memory://');
+    const driver = await loadPglite();
+    PrismaPGlite = driver.PrismaPGlite;
+    db = await driver.PGlite.create(dataDir ?? 'memory://', { pgliteWasmModule: driver.wasmModule });
   } catch (error) {
     release();
     throw pgliteOpenError(dataDir, error);
@@ -147,7 +147,7 @@ async function openPostgres(
   onPending: (migrations: string[]) => void,
   tracer: Tracer | undefined,
 ): Promise<Database> {
-  const [{ default: pg }, { PrismaPg }] = await Promise.all([import('pg'), import('@prisma/adapter-pg')]);
+  const { pg, PrismaPg } = await loadPostgres();
   const pool = new pg.Pool({ connectionString: url });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
