@@ -42,7 +42,10 @@ export const listToolsInput = z.object({
   apps: plainString()
     .min(1)
     .max(10_000)
-    .refine((text) => text.split(',').every((id) => ID_PATTERN.test(id.trim())), 'must be comma-separated app ids')
+    .refine(
+      (text) => text.split(',').every((id) => ID_PATTERN.test(id.trim())),
+      'must be comma-separated app ids',
+    )
     .optional(),
   /** A task in free text: the tools are ranked by relevance to it (docs/reference.md "Tool search"). */
   q: plainString().max(20_000).optional(),
