@@ -2,7 +2,7 @@
  * The tool-call core called directly (no HTTP, no tRPC, no MCP): its typed outcomes in the
  * contract's order of checks, with the real dependencies of a running server and a real upstream.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { type AdmittedCaller, admitCall, type CallRequest, callTool } from '../../server/calls/call-tool.ts';
 import type { AppDeps } from '../../server/deps.ts';
 import { registerApp } from '../support/agent.ts';
@@ -102,6 +102,48 @@ describeBackends('callTool (the core)', (backend) => {
     // A bare tool name resolves with the app id header, to the composite id.
     const bare = await callTool(deps, wide, request({ toolId: 'getItem', appId: 'plain' }));
     expect(bare.ok && bare.value.body.meta.tool_id).toBe('plain:::getItem');
+  });
+
+  it('answers idempotency_key_reused for a key used with other parameters, idempotency_in_progress while it runs', async () => {
+    const who = caller(['tools:execute'], 'key_idem');
+    expect((await callTool(deps, who, request({ idempotencyKey: 'k-2' }))).ok).toBe(true);
+    expect(await failure(who, { idempotencyKey: 'k-2', parameters: { itemId: 'y' } })).toEqual({
+      body: {
+        ok: false,
+        error: 'idempotency_key_reused',
+        message: 'This idempotency key was already used with a different request.',
+      },
+      headers: {},
+    });
+    const slow = { toolId: 'plain:::slow', parameters: { ms: 1_500 }, idempotencyKey: 'k-3' };
+    const first = callTool(deps, who, request(slow));
+    await vi.waitFor(() => expect(upstream.requests.some((r) => r.path.startsWith('/slow'))).toBe(true), {
+      timeout: 10_000,
+      interval: 10,
+    });
+    expect(await failure(who, slow)).toEqual({
+      body: {
+        ok: false,
+        error: 'idempotency_in_progress',
+        message: 'A request with this idempotency key is still running; retry later.',
+      },
+      headers: {},
+    });
+    expect((await first).ok).toBe(true);
+  });
+
+  it('replays a stored 502 as the same failure with the replay header', async () => {
+    const who = caller(['tools:execute'], 'key_replay_502');
+    const call = { toolId: 'plain:::getStatus', parameters: { code: 503 }, idempotencyKey: 'k-502' };
+    const first = await failure(who, call);
+    expect(first).toEqual({
+      body: expect.objectContaining({ ok: false, error: 'upstream_error', upstream_status: 503 }),
+      headers: {},
+    });
+    expect(await failure(who, call)).toEqual({
+      body: first.body,
+      headers: { 'x-service-idempotent-replayed': 'true' },
+    });
   });
 
   it('admits at most N calls per key a minute, the refusal carrying Retry-After', () => {
