@@ -27,6 +27,17 @@
 //     until the first renewal); the proxy and two-server suites, not this unit test, hold it.
 // - server/calls/call-tool.ts, `principal.keyId ?? 'admin'`: the environment's admin key is refused
 //   on agent routes before the rate limit, and no key id can equal any constant put there.
+// - server/calls/call-tool.ts (run with test/calls/call-tool, test/metrics/metrics,
+//   test/observe/tracing and call-log, PGlite; line numbers of this commit):
+//   - `if (!tracer)` made `false` (~102): inSpan without a tracer runs the call with no span, the
+//     very thing the early return does.
+//   - `span?.` made `span.` (~111, ~113, ~114): in this branch the tracer exists, and inSpan hands
+//     a tracer's span, never undefined; the `?.` is for inSpan's type, which allows no tracer.
+//   - the report's initial `outcome: 'ok'` (~142): overwritten from the outcome before anything
+//     reads the report (metrics, call log, log line); runCall fills in only the other fields.
+//   - redactFailure's guard (~236, six mutants): not equivalent, held by
+//     test/calls/relayed-bodies.test.ts (a 502's upstream_body redacted, also as stored for a
+//     replay), which this file's run does not name; `if (true)` there was seen red by hand.
 // - server/catalog/request.ts (line numbers of this commit):
 //   - the `url.hash === ''`, `username`/`password`/`protocol`/`host` conjuncts of the final
 //     containment check (~134–139): the template and every value are percent-encoded before the
