@@ -48,6 +48,7 @@ async function main(): Promise<number> {
       log,
     });
     process.stdout.write(`\n${startupTable(figures)}\n`);
+    log(`load average after the start-up section: ${loadAverage()}`);
     if (options.startupOnly) return 0;
   }
   if (options.bundle) useBundle(path.resolve(options.bundle));

@@ -1,11 +1,11 @@
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
-import { ensureAdminKey, type FirstAdminKey } from './admin/api-keys.ts';
+import type { FirstAdminKey } from './admin/api-keys.ts';
 import type { App } from './app.ts';
-import { createApp } from './app.ts';
 import { type Config, defaultPublicUrl, loadConfig } from './config.ts';
 import { KmsConfigError } from './crypto/kms/kms.ts';
 import type { OpenProgress } from './db/database.ts';
+import { preloadDatabase } from './db/drivers.ts';
 import { createLogger } from './logger.ts';
 
 /**
@@ -65,6 +65,13 @@ async function main(): Promise<void> {
   if (!loaded.ok) fail(`configuration error: ${loaded.error.variable} ${loaded.error.problem}`);
   const config = loaded.value;
   const logger = createLogger(config.logLevel);
+  // The database's driver loads (and PGlite's WebAssembly compiles, on V8's background threads)
+  // while the server's modules load below: the server is imported, not a static import of this
+  // entry, so that this line runs first (issue 23, item 13).
+  preloadDatabase(config.databaseUrl);
+  const server = Promise.all([import('./app.ts'), import('./admin/api-keys.ts')]);
+  // Awaited after the port is bound; a failure to load then ends main() as a static import's would.
+  server.catch(() => {});
 
   let app: App | undefined;
   let stopping: string | undefined;
@@ -93,6 +100,8 @@ async function main(): Promise<void> {
   );
   if (stopping) process.exit(0);
 
+  const [{ createApp }, { ensureAdminKey }] = await server;
+  if (stopping) process.exit(0);
   try {
     app = await createApp(config, { logger, onProgress: (progress) => say(describeProgress(progress)) });
   } catch (error) {
@@ -107,7 +116,7 @@ async function main(): Promise<void> {
   let firstKey: FirstAdminKey = null;
   if (!config.adminKey) {
     try {
-      firstKey = await ensureAdminKey(app.deps.db.prisma, new Date(app.deps.clock.now()));
+      firstKey = await ensureAdminKey(app.deps.db, new Date(app.deps.clock.now()));
     } catch (error) {
       await app.close().catch(() => {});
       fail(`start-up failed: cannot create the admin key: ${(error as Error).message}`);

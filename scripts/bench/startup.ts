@@ -11,6 +11,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { loadAverage } from './processes.ts';
 
 export interface StartupFigure {
   label: string;
@@ -91,7 +92,9 @@ export async function measureStartup(
   const dev = [process.execPath, '--import', 'tsx', 'server/main.ts'];
   const figures: StartupFigure[] = [];
   const series = async (label: string, args: string[], databaseUrl: string, starts: number) => {
-    options.log(`start-up: ${label}`);
+    // The machine may be shared: the load beside each series says how much of the wall time was
+    // waiting for a core (CPU per start is the steadier figure).
+    options.log(`start-up: ${label} (load average ${loadAverage()})`);
     const e = env(databaseUrl);
     const figure: StartupFigure = { label, readyMs: [], cpuMs: [] };
     for (let i = 0; i < starts; i++) {

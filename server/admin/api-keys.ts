@@ -1,5 +1,6 @@
 import { hashApiKey, newApiKey } from '../auth/api-keys.ts';
 import { isKnownScope, SCOPE } from '../auth/scopes.ts';
+import type { Database } from '../db/database.ts';
 import type { Prisma, PrismaClient } from '../db/generated/client.ts';
 import { err, ok, type Result } from '../result.ts';
 import { clientExists } from './clients.ts';
@@ -108,6 +109,18 @@ const ADMIN_KEY_LOCK = 7_461_207;
 /** The admin key made at first start; null when the database already holds a usable admin key. */
 export type FirstAdminKey = { keyId: string; apiKey: string } | null;
 
+/**
+ * hasAdminKey on the driver (Database.queryDirect): the read every later start makes before it
+ * listens, so that no start waits for Prisma's query compiler to load. The same condition as below.
+ */
+async function adminKeyStored(db: Pick<Database, 'queryDirect'>): Promise<boolean> {
+  const rows = await db.queryDirect<{ found: number }>(
+    'SELECT 1 AS found FROM "api_keys" WHERE "revoked_at" IS NULL AND $1 = ANY("scopes") LIMIT 1',
+    [SCOPE.admin],
+  );
+  return rows.length > 0;
+}
+
 async function hasAdminKey(prisma: Pick<PrismaClient, 'apiKey'>): Promise<boolean> {
   const found = await prisma.apiKey.findFirst({
     where: { revokedAt: null, scopes: { has: SCOPE.admin } },
@@ -119,11 +132,15 @@ async function hasAdminKey(prisma: Pick<PrismaClient, 'apiKey'>): Promise<boolea
 /**
  * docs/reference.md "Configuration", first start: when no unrevoked key with scope `admin` exists, creates one (no
  * client: admin calls carry no client id) and answers it, the only time it is ever visible.
- * Later starts answer null after one read. The argon2 hash is computed before the transaction
+ * Later starts answer null after one read, on the driver (adminKeyStored). The argon2 hash is computed before the transaction
  * so the lock is held only for a read and an insert.
  */
-export async function ensureAdminKey(prisma: PrismaClient, now: Date): Promise<FirstAdminKey> {
-  if (await hasAdminKey(prisma)) return null;
+export async function ensureAdminKey(
+  db: Pick<Database, 'prisma' | 'queryDirect'>,
+  now: Date,
+): Promise<FirstAdminKey> {
+  if (await adminKeyStored(db)) return null;
+  const { prisma } = db;
   const key = await keyRow({ clientId: null, name: 'admin (first start)', scopes: [SCOPE.admin] }, now);
   return prisma.$transaction(async (tx) => {
     // pg_advisory_xact_lock returns void, which the driver adapters cannot read: select around it.

@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import type { Tracer } from '@opentelemetry/api';
 import { countQueries } from './count-queries.ts';
+import { loadPglite, loadPostgres, type PgliteDriver } from './drivers.ts';
 import { PrismaClient } from './generated/client.ts';
 import { applyMigrations, type MigrationSession } from './migrate.ts';
 import { lockPgliteDir } from './pglite-lock.mjs';
@@ -15,6 +16,14 @@ export interface Database {
   kind: 'pglite' | 'postgres';
   /** Resolves when the database answers a query through Prisma (for /readyz). */
   ping(): Promise<void>;
+  /**
+   * One statement on the driver itself, not through Prisma: Prisma's query compiler (WebAssembly)
+   * loads and compiles at Prisma's first query, 0.3–1 s of CPU, so what a start must read before it
+   * listens is read here and that cost comes after (issue 23, item 13). Not counted in
+   * `toolgate_db_queries_total`; not for use while a Prisma transaction may be open on PGlite (one
+   * session: the statement would run inside it).
+   */
+  queryDirect<Row>(sql: string, params?: unknown[]): Promise<Row[]>;
   /** Disconnects Prisma and closes the driver; safe to call twice. */
   close(): Promise<void>;
 }
@@ -92,13 +101,12 @@ async function openPglite(
     // PG_VERSION is written by initdb: without it PGlite creates the database now.
     if (!existsSync(path.join(dataDir, 'PG_VERSION'))) options.onProgress?.({ step: 'creating', dataDir });
   }
-  const [{ PGlite }, { PrismaPGlite }] = await Promise.all([
-    import('@electric-sql/pglite'),
-    import('pglite-prisma-adapter'),
-  ]);
   let db: PGlite;
+  let PrismaPGlite: PgliteDriver['PrismaPGlite'];
   try {
-    db = await PGlite.create(dataDir ?? 'memory://');
+    const driver = await loadPglite();
+    PrismaPGlite = driver.PrismaPGlite;
+    db = await driver.PGlite.create(dataDir ?? 'memory://', { pgliteWasmModule: driver.wasmModule });
   } catch (error) {
     release();
     throw pgliteOpenError(dataDir, error);
@@ -117,7 +125,7 @@ async function openPglite(
     throw error;
   }
   const prisma = new PrismaClient({ adapter: countQueries(new PrismaPGlite(db), options.tracer) });
-  return database('pglite', prisma, async () => {
+  return database('pglite', prisma, session.query, async () => {
     await db.close();
     release();
   });
@@ -139,7 +147,7 @@ async function openPostgres(
   onPending: (migrations: string[]) => void,
   tracer: Tracer | undefined,
 ): Promise<Database> {
-  const [{ default: pg }, { PrismaPg }] = await Promise.all([import('pg'), import('@prisma/adapter-pg')]);
+  const { pg, PrismaPg } = await loadPostgres();
   const pool = new pg.Pool({ connectionString: url });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
@@ -165,14 +173,22 @@ async function openPostgres(
     throw error;
   }
   const prisma = new PrismaClient({ adapter: countQueries(new PrismaPg(pool), tracer) });
-  return database('postgres', prisma, () => pool.end());
+  const queryDirect = async <Row>(sql: string, params?: unknown[]) =>
+    (await pool.query(sql, params)).rows as Row[];
+  return database('postgres', prisma, queryDirect, () => pool.end());
 }
 
-function database(kind: Database['kind'], prisma: PrismaClient, closeDriver: () => Promise<void>): Database {
+function database(
+  kind: Database['kind'],
+  prisma: PrismaClient,
+  queryDirect: Database['queryDirect'],
+  closeDriver: () => Promise<void>,
+): Database {
   let closing: Promise<void> | undefined;
   return {
     prisma,
     kind,
+    queryDirect,
     async ping() {
       await prisma.$queryRawUnsafe('SELECT 1');
     },

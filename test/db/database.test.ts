@@ -232,6 +232,30 @@ describeBackends('database', (backend) => {
     MIGRATING_MS,
   );
 
+  it('checks an up-to-date database with one statement, without the lock', async () => {
+    const tdb = await fresh();
+    const session = await rawSession(tdb.url);
+    const sent: string[] = [];
+    try {
+      const result = await applyMigrations({
+        query: (sql, params) => {
+          sent.push(sql);
+          return session.query(sql, params);
+        },
+        exec: (script) => {
+          sent.push(script);
+          return session.exec(script);
+        },
+      });
+      expect(result).toEqual({ applied: [] });
+      expect(sent).toEqual([
+        'SELECT id, migration_name, finished_at, rolled_back_at FROM "_prisma_migrations"',
+      ]);
+    } finally {
+      await session.close();
+    }
+  });
+
   it('round-trips every model: Bytes, String[], Json, DateTime', async () => {
     const { prisma } = await openTracked((await fresh()).url);
     const at = new Date('2030-01-02T03:04:05.678Z');
