@@ -40,7 +40,7 @@ export interface WorldOptions<A extends string> {
   agents?: Record<A, string[]>;
 }
 
-export interface World<A extends string> {
+export interface World<A extends string = never> {
   server: TestServer;
   upstream: Upstream;
   agents: Record<A, Agent>;
