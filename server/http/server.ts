@@ -27,6 +27,14 @@ import { createRoutes } from './routes.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/**
+ * Node refuses a request line plus headers over 16 KiB with a bare 431. A search task travels in
+ * the query (GET /tools?q=, tRPC's input=) and any text up to `q`'s 20,000 characters must be
+ * answered (docs/reference.md "Tool search"): percent-encoded, a character of another script is 9
+ * bytes, so 20,000 of them are 180 KB. The headers timeout still bounds how long a client may send.
+ */
+const MAX_HEADER_BYTES = 256 * 1024;
+
 /** One node:http server for everything. Every answer carries X-Request-Id; every error is the contract's body. */
 export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
   const { logger } = deps;
@@ -36,6 +44,7 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
   const { headersTimeoutMs, requestTimeoutMs } = deps.config;
   const options: ServerOptions<typeof IncomingMessage, typeof ToolgateResponse> = {
     keepAliveTimeout: 5_000,
+    maxHeaderSize: MAX_HEADER_BYTES,
     ServerResponse: ToolgateResponse,
     // A slow client is cut off with 408 (docs/reference.md "Limits"). Node checks the two times
     // every connectionsCheckingInterval (30 s by default, which would double the 30 s): a tenth.

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { plainString } from '../ids.ts';
+import { appIdSchema, ID_PATTERN, plainString } from '../ids.ts';
 
 /** Bodies of the agent endpoints (docs/reference.md "Agent endpoints"). */
 
@@ -36,9 +36,17 @@ export type ToolView = z.infer<typeof toolSchema>;
 
 /** GET /tools query (docs/reference.md "Agent endpoints"): all optional; `limit` arrives as text over REST. */
 export const listToolsInput = z.object({
-  appId: plainString().min(1).max(128).optional(),
+  /** An id that no app can have is a mistake, refused as /connections?appId= and /mcp?apps= refuse it. */
+  appId: appIdSchema.optional(),
   /** Comma-separated app ids: only these apps' tools. */
-  apps: plainString().min(1).max(10_000).optional(),
+  apps: plainString()
+    .min(1)
+    .max(10_000)
+    .refine(
+      (text) => text.split(',').every((id) => ID_PATTERN.test(id.trim())),
+      'must be comma-separated app ids',
+    )
+    .optional(),
   /** A task in free text: the tools are ranked by relevance to it (docs/reference.md "Tool search"). */
   q: plainString().max(20_000).optional(),
   limit: z.coerce.number().int().min(1).max(1000).optional(),

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { LIMITS } from '../../server/config.ts';
+import { agentHeaders } from '../support/agent.ts';
 import { describeBackends } from '../support/db.ts';
 import { freePort } from '../support/ports.ts';
 import { APP_ID, type Harness, redirectQuery, startHarness } from './harness.ts';
@@ -179,6 +180,44 @@ describeBackends('end-user OAuth: refresh', (backend) => {
     expect((await h.proxy('late')).status).toBe(200);
     expect(h.provider.counts.refresh_token).toBe(refreshes + 2);
     expect((await h.connections('late')).body.connections[0].status).toBe('active');
+  });
+
+  it('stores a refresh whose caller went away while the provider was answering', async () => {
+    await connected(h, 'gone');
+    h.clock.advance(INTO_REFRESH_WINDOW);
+    const refreshes = h.provider.counts.refresh_token;
+    const before = (await h.connections('gone')).body.connections[0];
+    h.provider.delayTokenAnswer(700);
+    const caller = new AbortController();
+    try {
+      const call = fetch(new URL('/proxyV2', h.server.url), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...agentHeaders(h.agent, 'gone') },
+        body: JSON.stringify({ toolId: `${APP_ID}:::getMe`, parameters: {} }),
+        signal: caller.signal,
+      }).catch((error: unknown) => error);
+      // The provider has rotated the refresh token and not answered yet: the client leaves now.
+      await vi.waitFor(() => expect(h.provider.counts.refresh_token).toBe(refreshes + 1), {
+        timeout: 5_000,
+        interval: 10,
+      });
+      caller.abort();
+      expect(await call).toMatchObject({ name: 'AbortError' });
+    } finally {
+      h.provider.delayTokenAnswer(0);
+    }
+    await vi.waitFor(
+      async () =>
+        expect((await h.connections('gone')).body.connections[0].expiresAt).not.toBe(before.expiresAt),
+      { timeout: 5_000, interval: 50 },
+    );
+    expect((await h.proxy('gone')).status).toBe(200);
+    expect(h.provider.counts.refresh_token).toBe(refreshes + 1);
+    // Only the rotated refresh token (stored after the caller left) makes the next refresh work.
+    h.clock.advance(INTO_REFRESH_WINDOW);
+    expect((await h.proxy('gone')).status).toBe(200);
+    expect(h.provider.counts.refresh_token).toBe(refreshes + 2);
+    expect((await h.connections('gone')).body.connections[0].status).toBe('active');
   });
 
   it('lets a call that comes while a late refresh runs use its answer instead of spending the old token', async () => {

@@ -165,6 +165,13 @@ describeBackends('tool search', (backend) => {
     expect((await find(q('the of and to a'))).tools).toEqual([]);
   });
 
+  it('answers 200 to a long task in another script, though percent-encoded it is far over 16 KiB', async () => {
+    // 10,000 characters of Cyrillic are about 56 KB in the URL; 20,000 of Japanese (q's most) 180 KB.
+    const cyrillic = 'создать задачу '.repeat(667).slice(0, 10_000);
+    expect((await find(q(cyrillic))).tools).toEqual(expect.any(Array));
+    expect((await find(q('作成'.repeat(10_000)))).tools).toEqual([]);
+  });
+
   it('refuses a control character in q, and a cursor of the other kind', async () => {
     const bad = await call(server.url, 'GET', `/tools?q=${encodeURIComponent('a\u0000b')}`, {
       key: agent.apiKey,
