@@ -52,6 +52,19 @@
 //   - parseUrl's `catch` returning undefined instead of null (~260): the base URL's `!base` treats
 //     both alike, and the built URL (a parsed origin plus encoded text) always parses.
 //   - `pair.split('=')[0] ?? ''` (~161): split always returns at least one element.
+// - server/oauth/refresh.ts (line numbers of this commit; run with the PostgreSQL fault suites):
+//   - `if (!written)` made `true` (~157): a save that did write reads the grant back, finds its own
+//     token and logs nothing: one extra read, the same answer and log.
+//   - `stored?.access_token !== …` made `true` (~161): not equivalent, a log line only. It differs
+//     only when the first save committed and just its acknowledgement was lost, a window no test can
+//     open (the connection would have to die between the commit and its answer). Unguarded.
+//   - `failure.kind === 'oauth_error'` made `true` in the metric's `reauth` (~209): the other
+//     failures carry no `error`, and `REAUTH_ERRORS.has(undefined)` is false.
+//   - `failure.kind === 'oauth_error'` made `true` in the log's `oauthError` (~216): other failures
+//     would log `oauthError: undefined`, which the JSON line leaves out.
+//   - `case 'timeout'` (~236–237, four mutants): not equivalent; the provider's own time-out is
+//     max(LIMITS.refreshTimeoutMs = 60 s, UPSTREAM_TIMEOUT_MS), so a test would wait a minute or
+//     more (the call's own 504 at its time-out is tested). Unguarded by choice.
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: 'vitest',

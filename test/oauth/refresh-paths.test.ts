@@ -7,6 +7,7 @@ import { findGrant, type GrantKey, openTokens } from '../../server/oauth/grants.
 import { isOAuthApp, type OAuthApp } from '../../server/oauth/provider.ts';
 import { refreshGrant } from '../../server/oauth/refresh.ts';
 import { describeBackends } from '../support/db.ts';
+import { call } from '../support/server.ts';
 import { APP_ID, type Harness, redirectQuery, startHarness } from './harness.ts';
 
 const INTO_REFRESH_WINDOW = 300_000 - LIMITS.refreshSkewMs;
@@ -41,6 +42,33 @@ const REAUTH_BODY = {
   app_id: APP_ID,
   reauth_required: true,
 };
+
+/** toolgate_oauth_refreshes_total of the demo app for `outcome` (0 before the first). */
+async function refreshesCounted(h: Harness, outcome: 'ok' | 'reauth_required' | 'failed'): Promise<number> {
+  const text = (await call(h.server.url, 'GET', '/metrics')).text;
+  const line = text
+    .split('\n')
+    .find((l) => l.startsWith(`toolgate_oauth_refreshes_total{app="${APP_ID}",outcome="${outcome}"} `));
+  return line ? Number(line.split(' ')[1]) : 0;
+}
+
+/** The audit trail's `connection.reauth_required` events of one user's grant. */
+async function reauthEvents(h: Harness, userId: string): Promise<unknown[]> {
+  const reply = await call(h.server.url, 'GET', '/admin/audit?action=connection.reauth_required', {
+    key: h.server.adminKey,
+  });
+  expect(reply.status).toBe(200);
+  return (reply.body.events as Array<{ details: { userId: string } }>).filter(
+    (event) => event.details.userId === userId,
+  );
+}
+
+/** The server's log lines with this message, parsed. */
+function logged(h: Harness, msg: string): Array<Record<string, unknown>> {
+  return h.server.logs
+    .map((text) => JSON.parse(text) as Record<string, unknown>)
+    .filter((line) => line.msg === msg);
+}
 
 describeBackends('end-user OAuth: the refresh’s other paths', (backend) => {
   let h: Harness;
@@ -82,17 +110,34 @@ describeBackends('end-user OAuth: the refresh’s other paths', (backend) => {
       const user = `refused-${code}`;
       await connected(h, user);
       h.clock.advance(INTO_REFRESH_WINDOW);
+      const [reauths, failures] = [
+        await refreshesCounted(h, 'reauth_required'),
+        await refreshesCounted(h, 'failed'),
+      ];
       h.provider.failTokenEndpoint(1, 400, code);
       const reply = await h.proxy(user);
       expect(reply.status).toBe(401);
       expect(reply.body).toEqual(REAUTH_BODY);
       expect((await h.connections(user)).body.connections[0].status).toBe('reauth_required');
+      // The operator sees why: the audit trail names the provider's code, /metrics counts it.
+      expect(await reauthEvents(h, user)).toEqual([
+        expect.objectContaining({
+          actor: 'system',
+          details: { clientId: h.agent.clientId, userId: user, appId: APP_ID, reason: code },
+        }),
+      ]);
+      expect(await refreshesCounted(h, 'reauth_required')).toBe(reauths + 1);
+      expect(await refreshesCounted(h, 'failed')).toBe(failures);
     },
   );
 
   it('keeps the grant when the token endpoint answers another OAuth error (502), and refreshes next time', async () => {
     await connected(h, 'scoped-out');
     h.clock.advance(INTO_REFRESH_WINDOW);
+    const [reauths, failures] = [
+      await refreshesCounted(h, 'reauth_required'),
+      await refreshesCounted(h, 'failed'),
+    ];
     h.provider.failTokenEndpoint(1, 400, 'invalid_scope');
     const reply = await h.proxy('scoped-out');
     expect(reply.status).toBe(502);
@@ -104,7 +149,21 @@ describeBackends('end-user OAuth: the refresh’s other paths', (backend) => {
       upstream_body: JSON.stringify({ error: 'invalid_scope', note: 'injected by the test' }),
     });
     expect((await h.connections('scoped-out')).body.connections[0].status).toBe('active');
+    expect(await reauthEvents(h, 'scoped-out')).toEqual([]);
+    expect(await refreshesCounted(h, 'failed')).toBe(failures + 1);
+    expect(await refreshesCounted(h, 'reauth_required')).toBe(reauths);
+    // The log line says what failed, with the provider's code and status (never a token).
+    expect(logged(h, 'oauth refresh failed').at(-1)).toMatchObject({
+      level: 40, // warn
+      appId: APP_ID,
+      clientId: h.agent.clientId,
+      failure: 'oauth_error',
+      oauthError: 'invalid_scope',
+      status: 400,
+    });
+    const oks = await refreshesCounted(h, 'ok');
     expect((await h.proxy('scoped-out')).status).toBe(200);
+    expect(await refreshesCounted(h, 'ok')).toBe(oks + 1);
   });
 
   it('takes the scopes of the refresh answer', async () => {

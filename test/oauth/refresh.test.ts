@@ -3,6 +3,7 @@ import { LIMITS } from '../../server/config.ts';
 import { agentHeaders } from '../support/agent.ts';
 import { describeBackends } from '../support/db.ts';
 import { freePort } from '../support/ports.ts';
+import { call } from '../support/server.ts';
 import { APP_ID, type Harness, redirectQuery, startHarness } from './harness.ts';
 
 /** UPSTREAM_TIMEOUT_MS of these servers. */
@@ -336,5 +337,14 @@ describeBackends('end-user OAuth: grants without a refresh token', (backend) => 
     ]);
     expect(h.provider.counts.refresh_token).toBe(0);
     expect((await h.connections('short')).body.connections[0].status).toBe('reauth_required');
+    const audit = await call(h.server.url, 'GET', '/admin/audit?action=connection.reauth_required', {
+      key: h.server.adminKey,
+    });
+    expect(audit.body.events).toEqual([
+      expect.objectContaining({
+        actor: 'system',
+        details: { clientId: h.agent.clientId, userId: 'short', appId: APP_ID, reason: 'no_refresh_token' },
+      }),
+    ]);
   });
 });
