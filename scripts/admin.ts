@@ -83,12 +83,18 @@ interface Output {
   text: string;
 }
 
+/** Where the CLI writes: the process's streams, or (tests running it in-process) buffers. */
+export interface Streams {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+}
+
 interface Command {
   /** The positional arguments after the command words. */
   args: string[];
   /** Options this command accepts besides the global ones. */
   options?: (keyof typeof OPTIONS)[];
-  run(admin: ToolgateAdmin, args: string[], values: Values): Promise<Failure | Output>;
+  run(admin: ToolgateAdmin, args: string[], values: Values, streams: Streams): Promise<Failure | Output>;
 }
 
 const GLOBAL_OPTIONS = new Set(['url', 'admin-key', 'json', 'help']);
@@ -206,8 +212,8 @@ const COMMANDS: Record<string, Command> = {
   'apps put': {
     args: ['appId'],
     options: ['openapi', 'provider', 'base-url', 'auth-json', 'auth-file', 'verbose'],
-    run: async (admin, [appId], values) => {
-      const r = await admin.putApp(appId as string, registration(values));
+    run: async (admin, [appId], values, streams) => {
+      const r = await admin.putApp(appId as string, registration(values, streams));
       if (!r.ok) return r;
       // Long lists are counted unless --verbose: GitHub's document is 1,223 tools.
       const listTools = values.verbose === true || r.tools.length <= LISTED;
@@ -315,7 +321,7 @@ function describeApp(app: AppView, verbose: boolean): string {
 }
 
 /** The app registration from --openapi, --provider, --base-url and --auth-json / --auth-file. */
-function registration(values: Values): AppRegistration {
+function registration(values: Values, streams: Streams): AppRegistration {
   if (!values.openapi) throw new UsageError('apps put needs --openapi <file.json|file.yaml>');
   if (!values.provider) throw new UsageError('apps put needs --provider <vendor.product>, e.g. github.rest');
   if (values['auth-json'] !== undefined && values['auth-file'] !== undefined) {
@@ -325,7 +331,7 @@ function registration(values: Values): AppRegistration {
   const bytes = Buffer.byteLength(text);
   if (bytes > ANNOUNCED_BYTES) {
     // stderr: stdout stays the answer (--json); the server takes seconds over a large document.
-    process.stderr.write(
+    streams.stderr.write(
       `Sending ${values.openapi} (${(bytes / 1024 / 1024).toFixed(1)} MB); the server reads it and compiles its tools, which takes a few seconds…\n`,
     );
   }
@@ -364,23 +370,23 @@ function parseJson(text: string, what: string): unknown {
   }
 }
 
-function printFailure(failure: Failure | AuthTimeout, url: string, asJson: boolean): void {
+function printFailure(failure: Failure | AuthTimeout, url: string, asJson: boolean, streams: Streams): void {
   if (asJson && 'body' in failure) {
-    process.stdout.write(`${JSON.stringify(failure.body, null, 2)}\n`);
+    streams.stdout.write(`${JSON.stringify(failure.body, null, 2)}\n`);
   }
   const where = failure.error === 'network_error' ? ` (${url})` : '';
   const status = 'status' in failure ? ` ${failure.status}` : '';
   // Issues get a line each below the message (failureMessage would put them on its line).
   const issues = 'body' in failure && 'issues' in failure.body;
   const message = issues ? failure.body.message : failureMessage(failure);
-  process.stderr.write(`toolgate admin: ${failure.error}${status}: ${message}${where}\n`);
+  streams.stderr.write(`toolgate admin: ${failure.error}${status}: ${message}${where}\n`);
   if ('body' in failure && 'issues' in failure.body) {
     for (const issue of failure.body.issues) {
-      process.stderr.write(`  ${issue.path === '' ? '(body)' : issue.path}: ${issue.message}\n`);
+      streams.stderr.write(`  ${issue.path === '' ? '(body)' : issue.path}: ${issue.message}\n`);
     }
   }
   if ('body' in failure && failure.error === 'rbac_denied') {
-    process.stderr.write(`  the key needs the scope ${failure.body.scope}\n`);
+    streams.stderr.write(`  the key needs the scope ${failure.body.scope}\n`);
   }
 }
 
@@ -449,17 +455,21 @@ function levenshtein(a: string, b: string): number {
   return previous[b.length] as number;
 }
 
-export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+export async function main(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  streams: Streams = process,
+): Promise<number> {
   let parsed: { values: Values; positionals: string[] };
   try {
     parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {
-    process.stderr.write(`toolgate admin: ${parseProblem(error)}\nRun with --help for the commands.\n`);
+    streams.stderr.write(`toolgate admin: ${parseProblem(error)}\nRun with --help for the commands.\n`);
     return 2;
   }
   const { values, positionals } = parsed;
   if (values.help || positionals.length === 0) {
-    process.stdout.write(`${USAGE}\n`);
+    streams.stdout.write(`${USAGE}\n`);
     return values.help ? 0 : 2;
   }
   const name = positionals.slice(0, 2).join(' ');
@@ -488,16 +498,16 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
         cause: error,
       });
     }
-    const result = await command.run(admin, args, values);
+    const result = await command.run(admin, args, values, streams);
     if ('ok' in result) {
-      printFailure(result, url, values.json === true);
+      printFailure(result, url, values.json === true, streams);
       return 1;
     }
-    process.stdout.write(`${values.json ? JSON.stringify(result.json, null, 2) : result.text}\n`);
+    streams.stdout.write(`${values.json ? JSON.stringify(result.json, null, 2) : result.text}\n`);
     return 0;
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`toolgate admin: ${error.message}\nRun with --help for the commands.\n`);
+    streams.stderr.write(`toolgate admin: ${error.message}\nRun with --help for the commands.\n`);
     return 2;
   }
 }

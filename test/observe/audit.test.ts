@@ -9,7 +9,7 @@ import canonicalize from 'canonicalize';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTrpcClient } from '../../sdk/src/trpc.ts';
 import { HEADER } from '../../shared/headers.ts';
-import { type Agent, provisionAgent, registerApp } from '../support/agent.ts';
+import { type Agent, provisionAgent } from '../support/agent.ts';
 import { describeBackends } from '../support/db.ts';
 import { call, startServer, type TestServer } from '../support/server.ts';
 import { startUpstream, type Upstream } from '../support/upstream.ts';

@@ -4,10 +4,11 @@
  * injected by the service, which no caller can set or override.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type Agent, provisionAgent, proxy, registerApp } from '../support/agent.ts';
+import { type Agent, provisionAgent, registerApp } from '../support/agent.ts';
 import { describeBackends } from '../support/db.ts';
-import { call, startServer, type TestServer } from '../support/server.ts';
-import { type RecordedRequest, startUpstream, type Upstream } from '../support/upstream.ts';
+import type { TestServer } from '../support/server.ts';
+import type { RecordedRequest, Upstream } from '../support/upstream.ts';
+import { startWorld, type World } from '../support/world.ts';
 import { strictlyEncoded } from './helpers.ts';
 
 const SECRET = 'svc-key-6c1f0a9e-do-not-leak';
@@ -65,15 +66,14 @@ function undeclaredCredentialsDocument(baseUrl: string) {
 }
 
 describeBackends('parameter mapping as the upstream receives it', (backend) => {
+  let world: World;
   let server: TestServer;
   let upstream: Upstream;
   let agent: Agent;
 
   beforeAll(async () => {
-    [server, upstream] = await Promise.all([
-      startServer(backend.name),
-      startUpstream({ basePath: '/v1', apiKey: SECRET }),
-    ]);
+    world = await startWorld(backend.name, { upstream: { basePath: '/v1', apiKey: SECRET } });
+    ({ server, upstream } = world);
     const none = { type: 'none' };
     const header = { type: 'api_key', in: 'header', name: 'X-Api-Key', value: SECRET };
     const query = { type: 'api_key', in: 'query', name: 'api_key', value: SECRET };
@@ -112,13 +112,12 @@ describeBackends('parameter mapping as the upstream receives it', (backend) => {
     agent = await provisionAgent(server, ['tools:execute']);
   });
   afterAll(async () => {
-    await server?.close();
-    await upstream?.close();
+    await world?.close();
   });
   beforeEach(() => upstream.reset());
 
   const run = (toolId: string, parameters: Record<string, unknown> = {}) =>
-    proxy(server, agent, { toolId, parameters });
+    world.proxy(agent, { toolId, parameters });
 
   /** Runs a tool that must succeed and answers the one request the upstream received. */
   async function received(
@@ -228,8 +227,7 @@ describeBackends('parameter mapping as the upstream receives it', (backend) => {
 
     it('sends none of the caller’s own headers to the upstream', async () => {
       upstream.reset();
-      const reply = await proxy(
-        server,
+      const reply = await world.proxy(
         agent,
         { toolId: 'demo:::echo', parameters: {} },
         {
@@ -296,7 +294,7 @@ describeBackends('parameter mapping as the upstream receives it', (backend) => {
     });
 
     it('does not show declared credential parameters in the catalog', async () => {
-      const reply = await call(server.url, 'GET', '/tools?appId=dh', {
+      const reply = await world.call('GET', '/tools?appId=dh', {
         key: agent.apiKey,
         clientId: agent.clientId,
       });
@@ -379,7 +377,7 @@ describeBackends('parameter mapping as the upstream receives it', (backend) => {
     });
 
     it('never makes Authorization or Host a tool parameter, even when the operation lists them', async () => {
-      const tools = await call(server.url, 'GET', '/tools?appId=authdoc', {
+      const tools = await world.call('GET', '/tools?appId=authdoc', {
         key: agent.apiKey,
         clientId: agent.clientId,
       });
@@ -402,7 +400,7 @@ describeBackends('parameter mapping as the upstream receives it', (backend) => {
     });
 
     it('never shows the credential in the catalog or an error body', async () => {
-      const tools = await call(server.url, 'GET', '/tools', { key: agent.apiKey, clientId: agent.clientId });
+      const tools = await world.call('GET', '/tools', { key: agent.apiKey, clientId: agent.clientId });
       expect(tools.text).not.toContain(SECRET);
       upstream.setApiKey('rotated-upstream-key');
       try {

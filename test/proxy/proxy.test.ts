@@ -5,11 +5,12 @@
  */
 import { type Dispatcher, getGlobalDispatcher, setGlobalDispatcher, Agent as UndiciAgent } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type Agent, provisionAgent, proxy, registerApp } from '../support/agent.ts';
+import { type Agent, provisionAgent, registerApp } from '../support/agent.ts';
 import { describeBackends } from '../support/db.ts';
 import { freePort } from '../support/ports.ts';
-import { call, startServer, type TestServer } from '../support/server.ts';
-import { PNG_1X1, startUpstream, type Upstream } from '../support/upstream.ts';
+import type { TestServer } from '../support/server.ts';
+import { PNG_1X1, type Upstream } from '../support/upstream.ts';
+import { startWorld, type World } from '../support/world.ts';
 import { oauth2Auth } from './helpers.ts';
 
 const TIMEOUT_MS = 2_000;
@@ -52,6 +53,7 @@ const invalidRequest = (issues: { path: string; message: unknown }[]) => ({
 });
 
 describeBackends('POST /proxyV2', (backend) => {
+  let world: World<'all' | 'demoOnly' | 'reader'>;
   let server: TestServer;
   let upstream: Upstream;
   let all: Agent;
@@ -59,52 +61,32 @@ describeBackends('POST /proxyV2', (backend) => {
   let reader: Agent;
 
   beforeAll(async () => {
-    [server, upstream] = await Promise.all([
-      startServer(backend.name, { env: { UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS) } }),
-      startUpstream({ basePath: '/v1' }),
-    ]);
-    await registerApp(server, 'demo', {
-      provider: 'acme.demo',
+    const closedPort = await freePort();
+    world = await startWorld(backend.name, {
+      server: { env: { UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS) } },
+      upstream: { basePath: '/v1' },
+      apps: {
+        demo: { provider: 'acme.demo' },
+        other: { provider: 'acme.other', openapi: (upstream) => upstream.openapi30 },
+        oauthy: { provider: 'acme.oauth', auth: oauth2Auth() },
+        closed: { provider: 'acme.closed', extra: { baseUrl: `http://127.0.0.1:${closedPort}/v1` } },
+        // .invalid never resolves (RFC 6761).
+        nowhere: { provider: 'acme.unreachable', extra: { baseUrl: 'http://toolgate-test.invalid/v1' } },
+      },
+      agents: { all: ['tools:execute'], demoOnly: ['tools:execute:demo'], reader: ['connections:read'] },
+    });
+    ({ server, upstream } = world);
+    ({ all, demoOnly, reader } = world.agents);
+    // https to a plain-HTTP port fails the TLS handshake.
+    await registerApp(server, 'badtls', {
+      provider: 'acme.unreachable',
+      baseUrl: `https://127.0.0.1:${new URL(upstream.url).port}/v1`,
       openapi: upstream.openapi,
       auth: { type: 'none' },
     });
-    await registerApp(server, 'other', {
-      provider: 'acme.other',
-      openapi: upstream.openapi30,
-      auth: { type: 'none' },
-    });
-    await registerApp(server, 'oauthy', {
-      provider: 'acme.oauth',
-      openapi: upstream.openapi,
-      auth: oauth2Auth(),
-    });
-    await registerApp(server, 'closed', {
-      provider: 'acme.closed',
-      baseUrl: `http://127.0.0.1:${await freePort()}/v1`,
-      openapi: upstream.openapi,
-      auth: { type: 'none' },
-    });
-    // .invalid never resolves (RFC 6761); https to a plain-HTTP port fails the TLS handshake.
-    for (const [appId, baseUrl] of [
-      ['nowhere', 'http://toolgate-test.invalid/v1'],
-      ['badtls', `https://127.0.0.1:${new URL(upstream.url).port}/v1`],
-    ] as const) {
-      await registerApp(server, appId, {
-        provider: 'acme.unreachable',
-        baseUrl,
-        openapi: upstream.openapi,
-        auth: { type: 'none' },
-      });
-    }
-    [all, demoOnly, reader] = await Promise.all([
-      provisionAgent(server, ['tools:execute']),
-      provisionAgent(server, ['tools:execute:demo']),
-      provisionAgent(server, ['connections:read']),
-    ]);
   });
   afterAll(async () => {
-    await server?.close();
-    await upstream?.close();
+    await world?.close();
   });
   beforeEach(() => upstream.reset());
 
@@ -112,7 +94,7 @@ describeBackends('POST /proxyV2', (backend) => {
     toolId: string,
     parameters: Record<string, unknown> = {},
     headers: Record<string, string> = {},
-  ) => proxy(server, all, { toolId, parameters }, headers);
+  ) => world.proxy(all, { toolId, parameters }, headers);
   const success = (toolId: string, data: unknown, provider = 'acme.demo') => ({
     ok: true,
     data,
@@ -209,14 +191,14 @@ describeBackends('POST /proxyV2', (backend) => {
     });
 
     it('runs a tool with a tools:execute:<appId> key', async () => {
-      const reply = await proxy(server, demoOnly, { toolId: 'demo:::getText', parameters: {} });
+      const reply = await world.proxy(demoOnly, { toolId: 'demo:::getText', parameters: {} });
       expect(reply.status).toBe(200);
       expect(reply.body).toEqual(success('demo:::getText', 'hello, world'));
     });
   });
 
   it('answers 405 method_not_allowed for another method on /proxyV2', async () => {
-    const reply = await call(server.url, 'GET', '/proxyV2', { key: all.apiKey, clientId: all.clientId });
+    const reply = await world.call('GET', '/proxyV2', { key: all.apiKey, clientId: all.clientId });
     expect(reply.status).toBe(405);
     expect(reply.body).toEqual({
       ok: false,
@@ -233,7 +215,7 @@ describeBackends('POST /proxyV2', (backend) => {
       ['an empty bearer', { authorization: 'Bearer ' }],
       ['an unknown key', { authorization: `Bearer tg_key_${'a'.repeat(20)}_${'b'.repeat(43)}` }],
     ])('answers 401 invalid_api_key for %s', async (_label, headers) => {
-      const reply = await call(server.url, 'POST', '/proxyV2', {
+      const reply = await world.call('POST', '/proxyV2', {
         clientId: all.clientId,
         headers,
         body: { toolId: 'demo:::getText', parameters: {} },
@@ -244,15 +226,15 @@ describeBackends('POST /proxyV2', (backend) => {
 
     it('answers 401 invalid_api_key for a revoked key', async () => {
       const agent = await provisionAgent(server, ['tools:execute']);
-      expect((await proxy(server, agent, { toolId: 'demo:::getText', parameters: {} })).status).toBe(200);
-      await call(server.url, 'DELETE', `/admin/api-keys/${agent.keyId}`, { key: server.adminKey });
-      const reply = await proxy(server, agent, { toolId: 'demo:::getText', parameters: {} });
+      expect((await world.proxy(agent, { toolId: 'demo:::getText', parameters: {} })).status).toBe(200);
+      await world.call('DELETE', `/admin/api-keys/${agent.keyId}`, { key: server.adminKey });
+      const reply = await world.proxy(agent, { toolId: 'demo:::getText', parameters: {} });
       expect([reply.status, reply.body]).toEqual([401, INVALID_API_KEY]);
     });
 
     it('checks the key before the client and the body', async () => {
       for (const body of [{ parameters: [] }, { toolId: 'nope:::x', parameters: {} }, ['x']]) {
-        const reply = await call(server.url, 'POST', '/proxyV2', {
+        const reply = await world.call('POST', '/proxyV2', {
           key: 'not-a-key',
           clientId: 'cli_unknown',
           body,
@@ -266,21 +248,21 @@ describeBackends('POST /proxyV2', (backend) => {
     it('answers 401 invalid_client for a missing, unknown or other client id, or the admin key', async () => {
       const body = { toolId: 'demo:::getText', parameters: {} };
       const replies = [
-        await call(server.url, 'POST', '/proxyV2', { key: all.apiKey, body }),
-        await call(server.url, 'POST', '/proxyV2', {
+        await world.call('POST', '/proxyV2', { key: all.apiKey, body }),
+        await world.call('POST', '/proxyV2', {
           key: all.apiKey,
           clientId: 'cli_unknownunknown00',
           body,
         }),
-        await call(server.url, 'POST', '/proxyV2', { key: all.apiKey, clientId: demoOnly.clientId, body }),
-        await call(server.url, 'POST', '/proxyV2', { key: server.adminKey, clientId: all.clientId, body }),
+        await world.call('POST', '/proxyV2', { key: all.apiKey, clientId: demoOnly.clientId, body }),
+        await world.call('POST', '/proxyV2', { key: server.adminKey, clientId: all.clientId, body }),
       ];
       for (const reply of replies) expect([reply.status, reply.body]).toEqual([401, INVALID_CLIENT]);
       expect(upstream.requests).toEqual([]);
     });
 
     it('checks the client before the body', async () => {
-      const reply = await call(server.url, 'POST', '/proxyV2', {
+      const reply = await world.call('POST', '/proxyV2', {
         key: all.apiKey,
         clientId: reader.clientId,
         body: { parameters: 'x' },
@@ -320,7 +302,7 @@ describeBackends('POST /proxyV2', (backend) => {
       ],
       ['a body that is an array', ['demo:::getText'], [{ path: '', message: expect.any(String) }]],
     ])('answers 400 invalid_request for %s', async (_label, body, issues) => {
-      const reply = await proxy(server, all, body);
+      const reply = await world.proxy(all, body);
       expect(reply.status).toBe(400);
       expect(reply.body).toEqual(invalidRequest(issues));
       expect(upstream.requests).toEqual([]);
@@ -328,7 +310,7 @@ describeBackends('POST /proxyV2', (backend) => {
 
     it('answers 400 invalid_request with path "" for malformed JSON', async () => {
       for (const raw of ['{"toolId":', '{"toolId":"demo:::getText","parameters":{}} x']) {
-        const reply = await call(server.url, 'POST', '/proxyV2', {
+        const reply = await world.call('POST', '/proxyV2', {
           key: all.apiKey,
           clientId: all.clientId,
           raw,
@@ -345,7 +327,7 @@ describeBackends('POST /proxyV2', (backend) => {
     });
 
     it('answers 415 for a body that is not JSON', async () => {
-      const reply = await call(server.url, 'POST', '/proxyV2', {
+      const reply = await world.call('POST', '/proxyV2', {
         key: all.apiKey,
         clientId: all.clientId,
         raw: 'toolId=demo:::getText',
@@ -360,7 +342,7 @@ describeBackends('POST /proxyV2', (backend) => {
     });
 
     it('checks the body shape before the tool', async () => {
-      const reply = await proxy(server, all, { toolId: 'nope:::nothing', parameters: 5 });
+      const reply = await world.proxy(all, { toolId: 'nope:::nothing', parameters: 5 });
       expect(reply.status).toBe(400);
       expect(reply.body.error).toBe('invalid_request');
     });
@@ -388,34 +370,33 @@ describeBackends('POST /proxyV2', (backend) => {
     });
 
     it('checks the tool before the caller scope', async () => {
-      const reply = await proxy(server, reader, { toolId: 'nope:::getItem', parameters: {} });
+      const reply = await world.proxy(reader, { toolId: 'nope:::getItem', parameters: {} });
       expect([reply.status, reply.body]).toEqual([404, toolNotFound('nope:::getItem')]);
     });
   });
 
   describe('6. caller scope', () => {
     it('answers 403 rbac_denied naming tools:execute:<appId>', async () => {
-      const otherApp = await proxy(server, demoOnly, {
+      const otherApp = await world.proxy(demoOnly, {
         toolId: 'other:::getItem',
         parameters: { itemId: '1' },
       });
       expect([otherApp.status, otherApp.body]).toEqual([403, rbacDenied('other')]);
-      const bare = await proxy(
-        server,
+      const bare = await world.proxy(
         demoOnly,
         { toolId: 'getItem', parameters: { itemId: '1' } },
         { 'x-service-app-id': 'other' },
       );
       expect([bare.status, bare.body]).toEqual([403, rbacDenied('other')]);
-      const noExecute = await proxy(server, reader, { toolId: 'demo:::getText', parameters: {} });
+      const noExecute = await world.proxy(reader, { toolId: 'demo:::getText', parameters: {} });
       expect([noExecute.status, noExecute.body]).toEqual([403, rbacDenied('demo')]);
       expect(upstream.requests).toEqual([]);
     });
 
     it('checks the scope before the parameters', async () => {
-      const reply = await proxy(server, reader, { toolId: 'demo:::getItem', parameters: { nope: 1 } });
+      const reply = await world.proxy(reader, { toolId: 'demo:::getItem', parameters: { nope: 1 } });
       expect([reply.status, reply.body]).toEqual([403, rbacDenied('demo')]);
-      const oauth = await proxy(server, demoOnly, { toolId: 'oauthy:::getMe', parameters: { x: 1 } });
+      const oauth = await world.proxy(demoOnly, { toolId: 'oauthy:::getMe', parameters: { x: 1 } });
       expect([oauth.status, oauth.body]).toEqual([403, rbacDenied('oauthy')]);
     });
   });
@@ -682,7 +663,7 @@ describeBackends('POST /proxyV2', (backend) => {
         await run('closed:::getText'),
         await run('a:::b:::c'),
         await run(`${'x'.repeat(300)}:::y`),
-        await proxy(server, all, { toolId: 'x'.repeat(401), parameters: {} }),
+        await world.proxy(all, { toolId: 'x'.repeat(401), parameters: {} }),
       ];
       for (const reply of replies) {
         expect(reply.status).not.toBe(500);

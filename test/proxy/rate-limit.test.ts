@@ -5,23 +5,25 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { manualClock } from '../../server/clock.ts';
-import { type Agent, provisionAgent, proxy, registerApp } from '../support/agent.ts';
+import { type Agent, provisionAgent, registerApp } from '../support/agent.ts';
 import { describeBackends } from '../support/db.ts';
-import { call, type Reply, startServer, type TestServer } from '../support/server.ts';
-import { startUpstream, type Upstream } from '../support/upstream.ts';
+import type { Reply, TestServer } from '../support/server.ts';
+import type { Upstream } from '../support/upstream.ts';
+import { startWorld, type World } from '../support/world.ts';
 
 const LIMIT = 3;
 
 describeBackends('POST /proxyV2 rate limit', (backend) => {
+  let world: World;
   let server: TestServer;
   let upstream: Upstream;
   const clock = manualClock();
 
   beforeAll(async () => {
-    [server, upstream] = await Promise.all([
-      startServer(backend.name, { env: { RATE_LIMIT_PER_KEY_PER_MIN: String(LIMIT) }, clock }),
-      startUpstream(),
-    ]);
+    world = await startWorld(backend.name, {
+      server: { env: { RATE_LIMIT_PER_KEY_PER_MIN: String(LIMIT) }, clock },
+    });
+    ({ server, upstream } = world);
     await registerApp(server, 'demo', {
       provider: 'acme.demo',
       openapi: upstream.openapi,
@@ -29,12 +31,11 @@ describeBackends('POST /proxyV2 rate limit', (backend) => {
     });
   });
   afterAll(async () => {
-    await server?.close();
-    await upstream?.close();
+    await world?.close();
   });
   beforeEach(() => upstream.reset());
 
-  const good = (agent: Agent) => proxy(server, agent, { toolId: 'demo:::getText', parameters: {} });
+  const good = (agent: Agent) => world.proxy(agent, { toolId: 'demo:::getText', parameters: {} });
   const limited = (retryAfter: number) => ({
     ok: false,
     error: 'rate_limited',
@@ -90,9 +91,9 @@ describeBackends('POST /proxyV2 rate limit', (backend) => {
 
   it('counts authenticated calls that fail later (bad body, unknown tool, bad parameters)', async () => {
     const agent = await provisionAgent(server, ['tools:execute']);
-    expect((await proxy(server, agent, { toolId: 'demo:::getText' })).status).toBe(400);
-    expect((await proxy(server, agent, { toolId: 'demo:::nope', parameters: {} })).status).toBe(404);
-    expect((await proxy(server, agent, { toolId: 'demo:::getItem', parameters: {} })).status).toBe(400);
+    expect((await world.proxy(agent, { toolId: 'demo:::getText' })).status).toBe(400);
+    expect((await world.proxy(agent, { toolId: 'demo:::nope', parameters: {} })).status).toBe(404);
+    expect((await world.proxy(agent, { toolId: 'demo:::getItem', parameters: {} })).status).toBe(400);
     expectLimited(await good(agent), 60);
     expect(upstream.requests).toEqual([]);
   });
@@ -112,20 +113,20 @@ describeBackends('POST /proxyV2 rate limit', (backend) => {
         { toolId: 'other:::getText', parameters: {} },
         { toolId: 'demo:::getItem', parameters: { nope: 1 } },
       ]) {
-        expectLimited(await proxy(server, agent, body), 60);
+        expectLimited(await world.proxy(agent, body), 60);
       }
       expect(upstream.requests).toEqual([]);
     });
 
     it('answers 401 before the rate limit: a bad key or a wrong client', async () => {
-      const badKey = await call(server.url, 'POST', '/proxyV2', {
+      const badKey = await world.call('POST', '/proxyV2', {
         key: `${agent.apiKey}x`,
         clientId: agent.clientId,
         body: { toolId: 'demo:::getText', parameters: {} },
       });
       expect([badKey.status, badKey.body.error]).toEqual([401, 'invalid_api_key']);
       const other = await provisionAgent(server, ['tools:execute']);
-      const wrongClient = await call(server.url, 'POST', '/proxyV2', {
+      const wrongClient = await world.call('POST', '/proxyV2', {
         key: agent.apiKey,
         clientId: other.clientId,
         body: { toolId: 'demo:::getText', parameters: {} },
@@ -134,7 +135,7 @@ describeBackends('POST /proxyV2 rate limit', (backend) => {
     });
 
     it('limits per API key: another key of the same client is not limited', async () => {
-      const sibling = await call(server.url, 'POST', `/admin/clients/${agent.clientId}/api-keys`, {
+      const sibling = await world.call('POST', `/admin/clients/${agent.clientId}/api-keys`, {
         key: server.adminKey,
         body: { scopes: ['tools:execute'] },
       });
@@ -145,12 +146,12 @@ describeBackends('POST /proxyV2 rate limit', (backend) => {
 
     it('does not limit GET /tools or admin calls', async () => {
       for (let i = 0; i < LIMIT + 2; i += 1) {
-        const tools = await call(server.url, 'GET', '/tools', {
+        const tools = await world.call('GET', '/tools', {
           key: agent.apiKey,
           clientId: agent.clientId,
         });
         expect(tools.status).toBe(200);
-        const admin = await call(server.url, 'GET', '/admin/apps', { key: server.adminKey });
+        const admin = await world.call('GET', '/admin/apps', { key: server.adminKey });
         expect(admin.status).toBe(200);
       }
     });

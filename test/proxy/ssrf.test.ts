@@ -6,10 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connectionContext } from '../../server/oauth/grants.ts';
-import { type Agent, provisionAgent, proxy, registerApp } from '../support/agent.ts';
+import { type Agent, provisionAgent, registerApp } from '../support/agent.ts';
 import { describeBackends } from '../support/db.ts';
-import { startServer, type TestServer } from '../support/server.ts';
-import { startUpstream, type Upstream } from '../support/upstream.ts';
+import type { TestServer } from '../support/server.ts';
+import type { Upstream } from '../support/upstream.ts';
+import { startWorld, type World } from '../support/world.ts';
 import { oauth2Auth, strictlyEncoded } from './helpers.ts';
 
 const API_KEY = 'ssrf-suite-api-key-do-not-leak';
@@ -45,15 +46,14 @@ const HOSTILE_SEGMENTS = [
 ];
 
 describeBackends('SSRF: the upstream request stays on the registered origin', (backend) => {
+  let world: World;
   let server: TestServer;
   let upstream: Upstream;
   let agent: Agent;
 
   beforeAll(async () => {
-    [server, upstream] = await Promise.all([
-      startServer(backend.name),
-      startUpstream({ basePath: '/v1', apiKey: API_KEY }),
-    ]);
+    world = await startWorld(backend.name, { upstream: { basePath: '/v1', apiKey: API_KEY } });
+    ({ server, upstream } = world);
     await registerApp(server, 'demo', {
       provider: 'acme.demo',
       openapi: upstream.openapi,
@@ -96,8 +96,7 @@ describeBackends('SSRF: the upstream request stays on the registered origin', (b
     upstream.setAccessToken(ACCESS_TOKEN);
   });
   afterAll(async () => {
-    await server?.close();
-    await upstream?.close();
+    await world?.close();
   });
   beforeEach(() => upstream.reset());
 
@@ -105,7 +104,7 @@ describeBackends('SSRF: the upstream request stays on the registered origin', (b
     toolId: string,
     parameters: Record<string, unknown> = {},
     headers: Record<string, string> = {},
-  ) => proxy(server, agent, { toolId, parameters }, headers);
+  ) => world.proxy(agent, { toolId, parameters }, headers);
   const cannotBeSent = (toolId: string, path: string, message: string) => ({
     ok: false,
     error: 'invalid_parameters',

@@ -2,9 +2,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Agent, provisionAgent, registerApp } from '../support/agent.ts';
 import { describeBackends } from '../support/db.ts';
-import { call, startServer, type TestServer } from '../support/server.ts';
-import { startUpstream, type Upstream } from '../support/upstream.ts';
+import type { TestServer } from '../support/server.ts';
 import { UPSTREAM_30_TOOLS, UPSTREAM_TOOLS } from '../support/upstream-openapi.ts';
+import { startWorld, type World } from '../support/world.ts';
 import { oauth2Auth } from './helpers.ts';
 
 const DIALECT = 'https://json-schema.org/draft/2020-12/schema';
@@ -108,38 +108,32 @@ const INVALID_API_KEY = {
 };
 
 describeBackends('GET /tools', (backend) => {
+  let world: World<'all' | 'demoOnly'>;
   let server: TestServer;
-  let upstream: Upstream;
   let all: Agent;
   let demoOnly: Agent;
 
   beforeAll(async () => {
-    [server, upstream] = await Promise.all([startServer(backend.name), startUpstream()]);
-    await registerApp(server, 'demo', {
-      provider: 'acme.demo',
-      openapi: upstream.openapi30,
-      auth: { type: 'none' },
+    world = await startWorld(backend.name, {
+      apps: {
+        demo: { provider: 'acme.demo', openapi: (upstream) => upstream.openapi30 },
+        keyed: {
+          provider: 'acme.keyed',
+          auth: { type: 'api_key', in: 'header', name: 'X-Api-Key', value: 'tools-test-secret' },
+        },
+        oauthy: { provider: 'acme.oauth', auth: oauth2Auth() },
+      },
+      agents: { all: ['tools:execute'], demoOnly: ['tools:execute:demo'] },
     });
-    await registerApp(server, 'keyed', {
-      provider: 'acme.keyed',
-      openapi: upstream.openapi,
-      auth: { type: 'api_key', in: 'header', name: 'X-Api-Key', value: 'tools-test-secret' },
-    });
-    await registerApp(server, 'oauthy', {
-      provider: 'acme.oauth',
-      openapi: upstream.openapi,
-      auth: oauth2Auth(),
-    });
-    all = await provisionAgent(server, ['tools:execute']);
-    demoOnly = await provisionAgent(server, ['tools:execute:demo']);
+    ({ server } = world);
+    ({ all, demoOnly } = world.agents);
   });
   afterAll(async () => {
-    await server?.close();
-    await upstream?.close();
+    await world?.close();
   });
 
   const tools = (agent: Agent, query = '', headers: Record<string, string> = {}) =>
-    call(server.url, 'GET', `/tools${query}`, { key: agent.apiKey, clientId: agent.clientId, headers });
+    world.call('GET', `/tools${query}`, { key: agent.apiKey, clientId: agent.clientId, headers });
   const ids = (body: { tools: { toolId: string }[] }) => body.tools.map((tool) => tool.toolId);
 
   it('answers each tool with its JSON Schema, exactly as the contract shapes it', async () => {
@@ -233,13 +227,13 @@ describeBackends('GET /tools', (backend) => {
   it('follows registrations and deletions at once', async () => {
     await registerApp(server, 'late', {
       provider: 'acme.late',
-      openapi: upstream.openapi30,
+      openapi: world.upstream.openapi30,
       auth: { type: 'none' },
     });
     expect(ids((await tools(all, '?appId=late')).body)).toEqual(
       UPSTREAM_30_TOOLS.map((name) => `late:::${name}`),
     );
-    await call(server.url, 'DELETE', '/admin/apps/late', { key: server.adminKey });
+    await world.call('DELETE', '/admin/apps/late', { key: server.adminKey });
     expect((await tools(all, '?appId=late')).body).toEqual({ tools: [] });
     expect(ids((await tools(all)).body).some((id: string) => id.startsWith('late:::'))).toBe(false);
   });
@@ -324,7 +318,7 @@ describeBackends('GET /tools', (backend) => {
         };
       await registerApp(server, 'big', {
         provider: 'acme.big',
-        baseUrl: upstream.url,
+        baseUrl: world.upstream.url,
         openapi: { openapi: '3.0.3', info: { title: 'big', version: '1' }, paths },
         auth: { type: 'none' },
       });
@@ -344,7 +338,7 @@ describeBackends('GET /tools', (backend) => {
       expect(pages.every((page) => page.bytes < 4.5 * 1024 * 1024)).toBe(true);
       expect(pages[0]?.count).toBeLessThan(80);
       expect(pages[2]?.count).toBe(1_000);
-      await call(server.url, 'DELETE', '/admin/apps/big', { key: server.adminKey });
+      await world.call('DELETE', '/admin/apps/big', { key: server.adminKey });
     });
 
     it.each([
@@ -376,7 +370,7 @@ describeBackends('GET /tools', (backend) => {
       ['a Basic credential', { authorization: 'Basic dXNlcjpwYXNz' }],
       ['an unknown key', { authorization: `Bearer tg_key_${'a'.repeat(20)}_${'b'.repeat(43)}` }],
     ])('answers 401 invalid_api_key for %s', async (_label, headers) => {
-      const reply = await call(server.url, 'GET', '/tools', { clientId: all.clientId, headers });
+      const reply = await world.call('GET', '/tools', { clientId: all.clientId, headers });
       expect(reply.status).toBe(401);
       expect(reply.body).toEqual(INVALID_API_KEY);
     });
@@ -384,20 +378,20 @@ describeBackends('GET /tools', (backend) => {
     it('answers 401 invalid_api_key for a revoked key', async () => {
       const agent = await provisionAgent(server, ['tools:execute']);
       expect((await tools(agent)).status).toBe(200);
-      await call(server.url, 'DELETE', `/admin/api-keys/${agent.keyId}`, { key: server.adminKey });
+      await world.call('DELETE', `/admin/api-keys/${agent.keyId}`, { key: server.adminKey });
       const reply = await tools(agent);
       expect([reply.status, reply.body]).toEqual([401, INVALID_API_KEY]);
     });
 
     it('answers 401 invalid_client for a missing, unknown or other client id', async () => {
-      const missing = await call(server.url, 'GET', '/tools', { key: all.apiKey });
-      const unknown = await call(server.url, 'GET', '/tools', {
+      const missing = await world.call('GET', '/tools', { key: all.apiKey });
+      const unknown = await world.call('GET', '/tools', {
         key: all.apiKey,
         clientId: 'cli_unknownunknown00',
       });
-      const other = await call(server.url, 'GET', '/tools', { key: all.apiKey, clientId: demoOnly.clientId });
-      const empty = await call(server.url, 'GET', '/tools', { key: all.apiKey, clientId: '' });
-      const admin = await call(server.url, 'GET', '/tools', { key: server.adminKey, clientId: all.clientId });
+      const other = await world.call('GET', '/tools', { key: all.apiKey, clientId: demoOnly.clientId });
+      const empty = await world.call('GET', '/tools', { key: all.apiKey, clientId: '' });
+      const admin = await world.call('GET', '/tools', { key: server.adminKey, clientId: all.clientId });
       for (const reply of [missing, unknown, other, empty, admin]) {
         expect(reply.status).toBe(401);
         expect(reply.body).toEqual(INVALID_CLIENT);
@@ -405,7 +399,7 @@ describeBackends('GET /tools', (backend) => {
     });
 
     it('checks the key before the client', async () => {
-      const reply = await call(server.url, 'GET', '/tools', { key: 'nope', clientId: 'cli_unknown' });
+      const reply = await world.call('GET', '/tools', { key: 'nope', clientId: 'cli_unknown' });
       expect([reply.status, reply.body]).toEqual([401, INVALID_API_KEY]);
     });
   });

@@ -1,4 +1,9 @@
-/** `npm run admin -- …` against a running server: each case spawns the CLI as a user would. */
+/**
+ * `npm run admin -- …` against a running server. The CLI's `main` runs in this process with its
+ * output captured, as its entry point runs it (the same arguments, environment and exit codes);
+ * one case spawns the script as a user would, for the entry point itself. Spawning every case
+ * cost a TypeScript load per case: most of this file's time.
+ */
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -7,6 +12,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { main } from '../../scripts/admin.ts';
 import { provisionAgent } from '../support/agent.ts';
 import { call, startServer, type TestServer } from '../support/server.ts';
 import { startUpstream, type Upstream } from '../support/upstream.ts';
@@ -20,15 +26,39 @@ interface CliRun {
   stderr: string;
 }
 
-function cli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliRun> {
+/** The environment of a run: this process's without the CLI's own variables, then `env`. */
+function cliEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = { ...process.env };
   delete base.TOOLGATE_URL;
   delete base.TOOLGATE_ADMIN_KEY;
+  return { ...base, ...env };
+}
+
+/** The CLI in this process, its output captured; a throw is answered as the entry point answers it. */
+async function cli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliRun> {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const streams = {
+    stdout: { write: (text: string) => stdout.push(text) },
+    stderr: { write: (text: string) => stderr.push(text) },
+  };
+  let code: number;
+  try {
+    code = await main(args, cliEnv(env), streams);
+  } catch (error) {
+    stderr.push(`toolgate admin: unexpected failure: ${(error as Error)?.stack ?? String(error)}\n`);
+    code = 1;
+  }
+  return { code, stdout: stdout.join(''), stderr: stderr.join('') };
+}
+
+/** The CLI as a user runs it: `node --import tsx scripts/admin.ts …`, a process of its own. */
+function spawnCli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliRun> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       ['--import', TSX, path.join(ROOT, 'scripts/admin.ts'), ...args],
-      { cwd: ROOT, env: { ...base, ...env }, timeout: 60_000 },
+      { cwd: ROOT, env: cliEnv(env), timeout: 60_000 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
         resolve({ code, stdout, stderr });
@@ -57,8 +87,8 @@ describe('admin CLI', { timeout: 180_000 }, () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('--help prints the commands and exits 0; no command exits 2', async () => {
-    const help = await run('--help');
+  it('--help prints the commands and exits 0; no command exits 2 (the script run as a process)', async () => {
+    const help = await spawnCli(['--help'], env);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^Usage: npm run admin -- <command>/);
     for (const command of [
@@ -70,8 +100,10 @@ describe('admin CLI', { timeout: 180_000 }, () => {
       'apps delete',
     ])
       expect(help.stdout).toContain(command);
-    const none = await run();
+    const none = await spawnCli([], env);
     expect(none.code).toBe(2);
+    expect(none.stdout).toBe(help.stdout);
+    expect(await run('--help')).toEqual(help);
   });
 
   it('usage mistakes exit 2 with a pointer to --help, before any request', async () => {

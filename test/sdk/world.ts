@@ -1,5 +1,5 @@
 /**
- * The world of the SDK tests: a real toolgate server (on a port chosen first, so that its
+ * The world of the SDK tests, around the common one (../support/world.ts): a real toolgate server (on a port chosen first, so that its
  * PUBLIC_URL is real and every OAuth hop is a real HTTP request), the upstream fixture, the
  * oidc-provider fixture, the agent's redirect receiver, a client with a key of every agent scope,
  * and two apps over the upstream's OpenAPI document: `open` (auth none) and `demo` (oauth2).
@@ -11,8 +11,9 @@ import { Toolgate, type ToolgateOptions } from '../../sdk/src/index.ts';
 import { AGENT_SCOPES, type Agent, provisionAgent, registerApp } from '../support/agent.ts';
 import type { BackendName } from '../support/db.ts';
 import { type OAuthProviderFixture, startOAuthProvider } from '../support/oauth-provider.ts';
-import { startServer, type TestServer } from '../support/server.ts';
-import { hits, startUpstream, type Upstream } from '../support/upstream.ts';
+import type { TestServer } from '../support/server.ts';
+import { hits, type Upstream } from '../support/upstream.ts';
+import { startWorld as startBaseWorld } from '../support/world.ts';
 
 export interface World {
   server: TestServer;
@@ -34,17 +35,14 @@ export interface World {
 export async function startWorld(backend: BackendName): Promise<World> {
   // toolgate's public URL must be known before the provider registers its callback: the server
   // listens on a port chosen first, and its URL is its PUBLIC_URL.
-  const server = await startServer(backend, { ownPublicUrl: true });
+  const base = await startBaseWorld(backend, {
+    server: { ownPublicUrl: true },
+    apps: { open: { provider: 'toolgate.test' } },
+  });
+  const { server, upstream } = base;
   const provider = await startOAuthProvider({ redirectUri: `${server.url}/handleOAuthCallback` });
-  const upstream = await startUpstream();
   upstream.setTokenCheck((token) => provider.isAccessTokenValid(token));
   const receiver = await startRedirectReceiver();
-
-  await registerApp(server, 'open', {
-    provider: 'toolgate.test',
-    openapi: upstream.openapi,
-    auth: { type: 'none' },
-  });
   await registerApp(server, 'demo', {
     provider: 'toolgate.test',
     openapi: upstream.openapi,
@@ -65,8 +63,8 @@ export async function startWorld(backend: BackendName): Promise<World> {
     consent: (authorizationUrl, options) => consent(provider, authorizationUrl, options),
     meCalls: () => hits(upstream, '/me'),
     close: async () => {
-      await server.close();
-      await Promise.all([provider.close(), upstream.close(), receiver.close()]);
+      await base.close();
+      await Promise.all([provider.close(), receiver.close()]);
     },
   };
 }
