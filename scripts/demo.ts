@@ -29,12 +29,12 @@ import { type App, createApp } from '../server/app.ts';
 import { loadConfig } from '../server/config.ts';
 import { createLogger } from '../server/logger.ts';
 import type { OAuthProviderFixture } from '../test/support/oauth-provider.ts';
+import { freePort } from '../test/support/ports.ts';
+import { type RedirectReceiver, startRedirectReceiver } from '../test/support/redirect-receiver.ts';
+import { consent } from '../test/support/simulated-user.ts';
 import { startUpstream, type Upstream } from '../test/support/upstream.ts';
-import { freePort } from './demo/free-port.ts';
 import { mcpRound } from './demo/mcp-round.ts';
-import { type RedirectReceiver, startRedirectReceiver } from './demo/redirect-receiver.ts';
 import { createReporter, DemoFailure, type Reporter, shortUrl } from './demo/reporter.ts';
-import { consent } from './demo/simulated-user.ts';
 
 const TIME_LIMIT_MS = 120_000;
 const STEPS = 9;

@@ -7,7 +7,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../demo/free-port.ts';
+import { freePort } from '../../test/support/ports.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

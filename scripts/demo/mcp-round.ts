@@ -7,10 +7,10 @@
  */
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { OAuthProviderFixture } from '../../test/support/oauth-provider.ts';
+import { consent } from '../../test/support/simulated-user.ts';
 import type { Upstream } from '../../test/support/upstream.ts';
 import type { Reporter } from './reporter.ts';
 import { shortUrl } from './reporter.ts';
-import { consent } from './simulated-user.ts';
 
 export interface McpRoundOptions {
   baseUrl: string;

@@ -3,10 +3,10 @@
  * HTTP requests that follow every redirect (provider → toolgate callback → the agent's redirect URI).
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Visit } from '../../scripts/demo/simulated-user.ts';
 import type { AuthorizationInfo, AuthProgressEvent } from '../../sdk/src/index.ts';
 import { AGENT_SCOPES } from '../support/agent.ts';
 import { describeBackends } from '../support/db.ts';
+import type { Visit } from '../support/simulated-user.ts';
 import { recordingFetch, startWorld, type World } from './world.ts';
 
 const FAST = { pollIntervalMs: 25, maxPollIntervalMs: 100, timeoutMs: 20_000 };

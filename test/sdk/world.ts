@@ -5,13 +5,13 @@
  * and two apps over the upstream's OpenAPI document: `open` (auth none) and `demo` (oauth2).
  */
 
-import { type RedirectReceiver, startRedirectReceiver } from '../../scripts/demo/redirect-receiver.ts';
-import { type ConsentOptions, consent, type Visit } from '../../scripts/demo/simulated-user.ts';
 import { Toolgate, type ToolgateOptions } from '../../sdk/src/index.ts';
 import { AGENT_SCOPES, type Agent, provisionAgent, registerApp } from '../support/agent.ts';
 import type { BackendName } from '../support/db.ts';
 import { type OAuthProviderFixture, startOAuthProvider } from '../support/oauth-provider.ts';
+import { type RedirectReceiver, startRedirectReceiver } from '../support/redirect-receiver.ts';
 import type { TestServer } from '../support/server.ts';
+import { type ConsentOptions, consent, type Visit } from '../support/simulated-user.ts';
 import { hits, type Upstream } from '../support/upstream.ts';
 import { startWorld as startBaseWorld } from '../support/world.ts';
 

@@ -8,7 +8,7 @@
  * const visit = await consent(provider, authorizationUrl, { account: 'ada' });
  * console.log(visit.status); // 'success'
  */
-import type { OAuthProviderFixture } from '../../test/support/oauth-provider.ts';
+import type { OAuthProviderFixture } from './oauth-provider.ts';
 
 export interface ConsentOptions {
   /** The account that signs in at the provider (default `alice`). */
