@@ -145,8 +145,12 @@ describe('bad input never answers 500', () => {
         body: { toolId: 'de\u0000mo:::getMe', parameters: {} },
       });
       expect([tool.status, tool.body]).toEqual([400, shapeError('/toolId', CONTROL)]);
+      // An app id is refused by its own pattern, as on /connections and the admin routes.
       const tools = await call(server.url, 'GET', '/tools?appId=de%00mo', asJsonAgent());
-      expect([tools.status, tools.body]).toEqual([400, shapeError('/appId', CONTROL)]);
+      expect([tools.status, tools.body]).toEqual([
+        400,
+        shapeError('/appId', 'Must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$.'),
+      ]);
     });
 
     it('in X-Service-User-Id (a tab is the one control character a header can carry)', async () => {
