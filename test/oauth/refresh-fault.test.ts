@@ -47,6 +47,19 @@ const GRANT_CHANGED = 'oauth refresh: the grant changed meanwhile; the fresh tok
 const NOT_STORED = 'oauth refresh: the answer could not be stored; the fresh token serves this call only';
 const SAVING_ANEW = 'oauth refresh: the lock connection failed after the provider answered; saving anew';
 
+/** The backend of `admin`'s database sitting in an open transaction (the refresh holding the row lock). */
+async function lockHolder(admin: pg.Client): Promise<number> {
+  for (;;) {
+    const { rows } = await admin.query<{ pid: number }>(
+      `SELECT l.pid FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+        WHERE a.datname = current_database() AND l.locktype = 'transactionid' AND l.mode = 'ExclusiveLock'
+          AND a.state = 'idle in transaction' AND l.pid <> pg_backend_pid()`,
+    );
+    if (rows[0]) return rows[0].pid;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 describe.runIf(hasPostgres())('refresh when the lock connection dies [postgres]', () => {
   let h: Harness;
   let admin: pg.Client;
@@ -60,19 +73,6 @@ describe.runIf(hasPostgres())('refresh when the lock connection dies [postgres]'
     await h?.close();
   });
 
-  /** The backend of this database sitting in an open transaction (the refresh holding the row lock). */
-  async function lockHolder(): Promise<number> {
-    for (;;) {
-      const { rows } = await admin.query<{ pid: number }>(
-        `SELECT l.pid FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-          WHERE a.datname = current_database() AND l.locktype = 'transactionid' AND l.mode = 'ExclusiveLock'
-            AND a.state = 'idle in transaction' AND l.pid <> pg_backend_pid()`,
-      );
-      if (rows[0]) return rows[0].pid;
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-  }
-
   it('keeps the rotated refresh token: the call succeeds or answers 502, and the provider sees one refresh', async () => {
     const done = await h.connect('fault');
     expect(redirectQuery(done).get('status')).toBe('success');
@@ -84,7 +84,7 @@ describe.runIf(hasPostgres())('refresh when the lock connection dies [postgres]'
     let reply: Awaited<ReturnType<Harness['proxy']>>;
     try {
       const pending = h.proxy('fault');
-      const pid = await lockHolder();
+      const pid = await lockHolder(admin);
       const { rows } = await admin.query<{ ok: boolean }>('SELECT pg_terminate_backend($1) AS ok', [pid]);
       expect(rows[0]?.ok).toBe(true);
       reply = await pending;
@@ -146,19 +146,6 @@ describe.runIf(hasPostgres())(
       await h?.close();
     });
 
-    /** The backend of this database sitting in an open transaction (the refresh holding the row lock). */
-    async function lockHolder(): Promise<number> {
-      for (;;) {
-        const { rows } = await admin.query<{ pid: number }>(
-          `SELECT l.pid FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-          WHERE a.datname = current_database() AND l.locktype = 'transactionid' AND l.mode = 'ExclusiveLock'
-            AND a.state = 'idle in transaction' AND l.pid <> pg_backend_pid()`,
-        );
-        if (rows[0]) return rows[0].pid;
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-    }
-
     it('gives up after a second database failure before the provider is asked: 500, nothing spent, the grant kept', async () => {
       expect(redirectQuery(await h.connect('twice')).get('status')).toBe('success');
       h.clock.advance(INTO_REFRESH_WINDOW);
@@ -212,7 +199,7 @@ describe.runIf(hasPostgres())(
           timeout: 5_000,
           interval: 10,
         });
-        await terminate(admin, await lockHolder());
+        await terminate(admin, await lockHolder(admin));
         await meanwhile();
         return await pending;
       } finally {

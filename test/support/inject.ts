@@ -10,8 +10,7 @@
 import type { Server } from 'node:http';
 import { inject as dispatch } from 'light-my-request';
 import { ToolgateResponse } from '../../server/http/response.ts';
-import { HEADER } from '../../shared/headers.ts';
-import type { CallOptions, Reply, TestServer } from './server.ts';
+import { type CallOptions, type Reply, requestParts, type TestServer } from './server.ts';
 
 type Listener = Parameters<typeof dispatch>[0];
 
@@ -41,15 +40,8 @@ export async function inject(
   path: string,
   options: CallOptions = {},
 ): Promise<Reply> {
-  const headers: Record<string, string> = { host: new URL(server.url).host, ...options.headers };
-  if (options.key !== undefined) headers[HEADER.authorization] = `Bearer ${options.key}`;
-  if (options.clientId !== undefined) headers[HEADER.clientId] = options.clientId;
-  let payload: string | Buffer | undefined;
-  if (options.raw !== undefined) payload = options.raw;
-  else if (options.body !== undefined) {
-    payload = JSON.stringify(options.body);
-    headers['content-type'] ??= 'application/json';
-  }
+  const { headers, body: payload } = requestParts(options);
+  headers.host ??= new URL(server.url).host;
   const response = await dispatch(listenerOf(server.app.server), {
     method: method as 'GET',
     url: path,

@@ -113,13 +113,11 @@ export interface CallOptions {
   redirect?: RequestInit['redirect'];
 }
 
-/** One HTTP call to the server, answering status, headers and the parsed body. */
-export async function call(
-  baseUrl: string,
-  method: string,
-  path: string,
-  options: CallOptions = {},
-): Promise<Reply> {
+/** The headers and body `options` make (the key, the client id, a JSON or raw body). */
+export function requestParts(options: CallOptions): {
+  headers: Record<string, string>;
+  body: string | Buffer | undefined;
+} {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key !== undefined) headers[HEADER.authorization] = `Bearer ${options.key}`;
   if (options.clientId !== undefined) headers[HEADER.clientId] = options.clientId;
@@ -129,6 +127,17 @@ export async function call(
     body = JSON.stringify(options.body);
     headers['content-type'] ??= 'application/json';
   }
+  return { headers, body };
+}
+
+/** One HTTP call to the server, answering status, headers and the parsed body. */
+export async function call(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: CallOptions = {},
+): Promise<Reply> {
+  const { headers, body } = requestParts(options);
   const response = await fetch(new URL(path, baseUrl), { method, headers, body, redirect: options.redirect });
   const text = await response.text();
   let parsed: unknown = text;
