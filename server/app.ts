@@ -71,7 +71,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     metrics,
     tracing,
     callLog: new CallLog(
-      db.prisma,
+      db,
       {
         enabled: config.callLogDays > 0,
         flushMs: LIMITS.callLogFlushMs,

@@ -1,6 +1,6 @@
 import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import type { Logger } from 'pino';
-import type { PrismaClient } from '../db/generated/client.ts';
+import type { Database } from '../db/database.ts';
 
 /** The surface a tool call came in on (docs/reference.md "Call log"). */
 export type Surface = 'rest' | 'trpc' | 'mcp';
@@ -60,7 +60,7 @@ export class CallLog {
   #closed = false;
 
   constructor(
-    private readonly prisma: PrismaClient,
+    private readonly db: Pick<Database, 'queryDirect'>,
     private readonly settings: CallLogSettings,
     private readonly counters: { written(count: number): void; dropped(count: number): void },
     private readonly logger: Logger,
@@ -124,7 +124,7 @@ export class CallLog {
     while (this.#buffer.length > 0) {
       const batch = this.#buffer.splice(0, this.settings.batch);
       try {
-        await insertBatch(this.prisma, batch);
+        await insertBatch(this.db, batch);
         this.counters.written(batch.length);
       } catch (error) {
         this.counters.dropped(batch.length);
@@ -143,23 +143,37 @@ export class CallLog {
 }
 
 /**
- * One INSERT of the whole batch, a column per array parameter (unnest): fourteen parameters
- * whatever the batch's size. Prisma's createMany built the statement of a 1,000-row batch in its
- * query compiler at about half a millisecond of CPU per row, which doubled a call's CPU in the
- * bench (BENCHMARKS.md, call log); this costs a few microseconds per row.
+ * One INSERT of the whole batch, a column per array parameter (unnest): thirteen parameters
+ * whatever the batch's size, sent on the driver itself. Through Prisma, the arrays went through
+ * its query engine's parameter handling: createMany cost about half a millisecond of CPU per row,
+ * and `$executeRaw` of this statement still 25–30 µs per row, 16 % of a call's CPU at 5,000
+ * calls a second (BENCHMARKS.md, call log).
  */
-function insertBatch(prisma: PrismaClient, batch: CallRecord[]): Promise<number> {
+async function insertBatch(db: Pick<Database, 'queryDirect'>, batch: CallRecord[]): Promise<void> {
   const column = <K extends keyof CallRecord>(key: K) => batch.map((record) => record[key]);
-  return prisma.$executeRaw`
-    INSERT INTO call_log (at, duration_ms, surface, key_id, client_id, user_id, app_id, tool_id,
-                          outcome, status, upstream_status, idempotent_replay, request_id)
-    SELECT to_timestamp(at_ms / 1000.0) AT TIME ZONE 'UTC', duration_ms, surface, key_id, client_id,
-           user_id, app_id, tool_id, outcome, status, upstream_status, idempotent_replay, request_id
-    FROM unnest(${column('at')}::float8[], ${column('durationMs')}::int[], ${column('surface')}::text[],
-                ${column('keyId')}::text[], ${column('clientId')}::text[], ${column('userId')}::text[],
-                ${column('appId')}::text[], ${column('toolId')}::text[], ${column('outcome')}::text[],
-                ${column('status')}::int[], ${column('upstreamStatus')}::int[],
-                ${column('idempotentReplay')}::bool[], ${column('requestId')}::text[])
-      AS r(at_ms, duration_ms, surface, key_id, client_id, user_id, app_id, tool_id, outcome, status,
-           upstream_status, idempotent_replay, request_id)`;
+  await db.queryDirect(
+    `INSERT INTO call_log (at, duration_ms, surface, key_id, client_id, user_id, app_id, tool_id,
+                           outcome, status, upstream_status, idempotent_replay, request_id)
+     SELECT to_timestamp(at_ms / 1000.0) AT TIME ZONE 'UTC', duration_ms, surface, key_id, client_id,
+            user_id, app_id, tool_id, outcome, status, upstream_status, idempotent_replay, request_id
+     FROM unnest($1::float8[], $2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                 $8::text[], $9::text[], $10::int[], $11::int[], $12::bool[], $13::text[])
+       AS r(at_ms, duration_ms, surface, key_id, client_id, user_id, app_id, tool_id, outcome, status,
+            upstream_status, idempotent_replay, request_id)`,
+    [
+      column('at'),
+      column('durationMs'),
+      column('surface'),
+      column('keyId'),
+      column('clientId'),
+      column('userId'),
+      column('appId'),
+      column('toolId'),
+      column('outcome'),
+      column('status'),
+      column('upstreamStatus'),
+      column('idempotentReplay'),
+      column('requestId'),
+    ],
+  );
 }
