@@ -47,6 +47,19 @@ const GRANT_CHANGED = 'oauth refresh: the grant changed meanwhile; the fresh tok
 const NOT_STORED = 'oauth refresh: the answer could not be stored; the fresh token serves this call only';
 const SAVING_ANEW = 'oauth refresh: the lock connection failed after the provider answered; saving anew';
 
+/** A PostgreSQL harness and a connection of our own to its database (to lock rows, kill backends). */
+async function startFaultHarness(timeoutMs: number): Promise<{ h: Harness; admin: pg.Client }> {
+  const h = await startHarness('postgres', { env: { UPSTREAM_TIMEOUT_MS: String(timeoutMs) } });
+  const admin = new pg.Client({ connectionString: h.server.databaseUrl });
+  await admin.connect();
+  return { h, admin };
+}
+
+async function stopFaultHarness(h: Harness | undefined, admin: pg.Client | undefined): Promise<void> {
+  await admin?.end();
+  await h?.close();
+}
+
 /** The backend of `admin`'s database sitting in an open transaction (the refresh holding the row lock). */
 async function lockHolder(admin: pg.Client): Promise<number> {
   for (;;) {
@@ -64,14 +77,9 @@ describe.runIf(hasPostgres())('refresh when the lock connection dies [postgres]'
   let h: Harness;
   let admin: pg.Client;
   beforeAll(async () => {
-    h = await startHarness('postgres', { env: { UPSTREAM_TIMEOUT_MS: '5000' } });
-    admin = new pg.Client({ connectionString: h.server.databaseUrl });
-    await admin.connect();
+    ({ h, admin } = await startFaultHarness(5_000));
   });
-  afterAll(async () => {
-    await admin?.end();
-    await h?.close();
-  });
+  afterAll(() => stopFaultHarness(h, admin));
 
   it('keeps the rotated refresh token: the call succeeds or answers 502, and the provider sees one refresh', async () => {
     const done = await h.connect('fault');
@@ -137,14 +145,9 @@ describe.runIf(hasPostgres())(
     let h: Harness;
     let admin: pg.Client;
     beforeAll(async () => {
-      h = await startHarness('postgres', { env: { UPSTREAM_TIMEOUT_MS: '5000' } });
-      admin = new pg.Client({ connectionString: h.server.databaseUrl });
-      await admin.connect();
+      ({ h, admin } = await startFaultHarness(5_000));
     });
-    afterAll(async () => {
-      await admin?.end();
-      await h?.close();
-    });
+    afterAll(() => stopFaultHarness(h, admin));
 
     it('gives up after a second database failure before the provider is asked: 500, nothing spent, the grant kept', async () => {
       expect(redirectQuery(await h.connect('twice')).get('status')).toBe('success');
@@ -286,14 +289,9 @@ describe.runIf(hasPostgres())('refresh outliving its call when the server closes
   let h: Harness;
   let admin: pg.Client;
   beforeAll(async () => {
-    h = await startHarness('postgres', { env: { UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS) } });
-    admin = new pg.Client({ connectionString: h.server.databaseUrl });
-    await admin.connect();
+    ({ h, admin } = await startFaultHarness(TIMEOUT_MS));
   });
-  afterAll(async () => {
-    await admin?.end();
-    await h?.close();
-  });
+  afterAll(() => stopFaultHarness(h, admin));
 
   it('tells in the log a refresh that failed after its call answered 504', async () => {
     expect(redirectQuery(await h.connect('abandoned')).get('status')).toBe('success');
