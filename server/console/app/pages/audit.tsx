@@ -1,29 +1,8 @@
 import { useState } from 'preact/hooks';
+import type { AuditTrailPage, AuditVerification } from '../../../../shared/schemas/observe.ts';
 import { api, withQuery } from '../api.ts';
 import { type FilterField, FilterForm, PagedRows, Pager, toIso, usePagedList } from '../paged-list.tsx';
 import { describeError, PageTitle, When } from '../ui.tsx';
-
-/** An audit event (docs/reference.md "Audit trail"): no secrets. */
-interface AuditEvent {
-  id: string;
-  at: string;
-  actor: string;
-  action: string;
-  target: string;
-  details: Record<string, unknown>;
-  hash: string;
-}
-
-interface Page {
-  events: AuditEvent[];
-  next_cursor?: string;
-}
-
-interface Verification {
-  ok: boolean;
-  checked: number;
-  firstBadId?: string;
-}
 
 type Filter = Record<'action' | 'actor' | 'since' | 'until', string>;
 
@@ -36,17 +15,19 @@ const FILTER_FIELDS: FilterField<Filter>[] = [
 
 /** The audit trail: who changed what, newest first, and checking the hash chain. */
 export function AuditPage() {
-  const list = usePagedList<Filter, Page>({ action: '', actor: '', since: '', until: '' }, (filter, cursor) =>
-    api<Page>(
-      'GET',
-      withQuery('/admin/audit', {
-        ...filter,
-        since: toIso(filter.since),
-        until: toIso(filter.until),
-        limit: 50,
-        cursor,
-      }),
-    ),
+  const list = usePagedList<Filter, AuditTrailPage>(
+    { action: '', actor: '', since: '', until: '' },
+    (filter, cursor) =>
+      api<AuditTrailPage>(
+        'GET',
+        withQuery('/admin/audit', {
+          ...filter,
+          since: toIso(filter.since),
+          until: toIso(filter.until),
+          limit: 50,
+          cursor,
+        }),
+      ),
   );
 
   return (
@@ -105,7 +86,7 @@ function Verify() {
   const [state, setState] = useState<
     | { kind: 'idle' }
     | { kind: 'busy' }
-    | { kind: 'done'; result: Verification }
+    | { kind: 'done'; result: AuditVerification }
     | { kind: 'failed'; error: unknown }
   >({ kind: 'idle' });
   return (
@@ -122,7 +103,7 @@ function Verify() {
         onClick={async () => {
           setState({ kind: 'busy' });
           try {
-            setState({ kind: 'done', result: await api<Verification>('GET', '/admin/audit/verify') });
+            setState({ kind: 'done', result: await api<AuditVerification>('GET', '/admin/audit/verify') });
           } catch (error) {
             setState({ kind: 'failed', error });
           }

@@ -1,31 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
+import type { CallLogPage } from '../../../../shared/schemas/observe.ts';
 import { api, withQuery } from '../api.ts';
 import { type FilterField, FilterForm, PagedRows, Pager, toIso, usePagedList } from '../paged-list.tsx';
 import { Outcome, PageTitle, When } from '../ui.tsx';
-
-/** A call-log record (docs/reference.md "Call log"): never parameters, bodies or tokens. */
-export interface CallView {
-  id: string;
-  at: string;
-  durationMs: number;
-  surface: 'rest' | 'trpc' | 'mcp';
-  keyId: string | null;
-  clientId: string;
-  userId: string | null;
-  appId: string | null;
-  toolId: string | null;
-  outcome: string;
-  status: number;
-  upstreamStatus: number | null;
-  idempotentReplay: boolean;
-  requestId: string;
-}
-
-interface Page {
-  calls: CallView[];
-  next_cursor?: string;
-}
 
 const FIELDS = ['clientId', 'userId', 'appId', 'toolId', 'outcome'] as const;
 type Field = (typeof FIELDS)[number];
@@ -62,10 +40,10 @@ function initialFilter(query: Record<string, string>): Filter {
 /** The call log: newest first, filtered, paged, refreshed every few seconds while wanted. */
 export function CallsPage() {
   const { query } = useLocation();
-  const list = usePagedList<Filter, Page>(
+  const list = usePagedList<Filter, CallLogPage>(
     () => initialFilter(query),
     (filter, cursor) =>
-      api<Page>(
+      api<CallLogPage>(
         'GET',
         withQuery('/admin/calls', {
           ...filter,

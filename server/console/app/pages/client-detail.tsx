@@ -1,19 +1,10 @@
 import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
+import type { ApiKeyView, ClientView } from '../../../../shared/schemas/admin.ts';
 import type { AppView } from '../../../../shared/schemas/apps.ts';
 import { api, withQuery } from '../api.ts';
 import { KEY_SCOPES } from '../scopes.ts';
 import { ConfirmButton, ErrorNote, Loading, PageTitle, useLoad, When } from '../ui.tsx';
-import type { ClientView } from './clients.tsx';
-
-interface KeyView {
-  keyId: string;
-  name: string | null;
-  scopes: string[];
-  createdAt: string;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-}
 
 /** One client: its redirect URIs and its API keys (created — shown once — and revoked). */
 export function ClientDetailPage() {
@@ -52,7 +43,7 @@ export function ClientDetailPage() {
 
 function ApiKeys({ clientId }: { clientId: string }) {
   const base = `/admin/clients/${encodeURIComponent(clientId)}/api-keys`;
-  const keys = useLoad(() => api<{ keys: KeyView[] }>('GET', base), [base]);
+  const keys = useLoad(() => api<{ keys: ApiKeyView[] }>('GET', base), [base]);
   const apps = useLoad(() => api<{ apps: AppView[] }>('GET', '/admin/apps'), []);
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<string[]>(['tools:execute']);

@@ -1,12 +1,7 @@
 import { useState } from 'preact/hooks';
+import type { ClientView } from '../../../../shared/schemas/admin.ts';
 import { api } from '../api.ts';
 import { ErrorNote, Loading, PageTitle, useLoad, When } from '../ui.tsx';
-
-export interface ClientView {
-  clientId: string;
-  name: string;
-  createdAt: string;
-}
 
 /** Clients: the AI clients (agents' owners), and creating one. */
 export function ClientsPage() {
