@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { AuditTrailPage, AuditVerification } from '../../../../shared/schemas/observe.ts';
 import { api, withQuery } from '../api.ts';
-import { type FilterField, FilterForm, PagedRows, Pager, toIso, usePagedList } from '../paged-list.tsx';
+import { type FilterField, FilterForm, PagedTable, Pager, toIso, usePagedList } from '../paged-list.tsx';
 import { describeError, PageTitle, When } from '../ui.tsx';
 
 type Filter = Record<'action' | 'actor' | 'since' | 'until', string>;
@@ -35,47 +35,46 @@ export function AuditPage() {
       <PageTitle title="Audit trail" />
       <Verify />
       <FilterForm list={list} fields={FILTER_FIELDS} idPrefix="audit" />
-      <PagedRows list={list} what="events" none="No event" isEmpty={(data) => data.events.length === 0}>
-        {(data) => (
-          <table class="audit">
-            <caption class="sr-only">Audit events, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col" class="num">
-                  #
-                </th>
-                <th scope="col">When</th>
-                <th scope="col">Action</th>
-                <th scope="col">Target</th>
-                <th scope="col">Actor</th>
-                <th scope="col">Details</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.events.map((event) => (
-                <tr key={event.id}>
-                  <td class="num mono small" title={`hash ${event.hash}`}>
-                    {event.id}
-                  </td>
-                  <td>
-                    <When at={event.at} />
-                  </td>
-                  <th scope="row" class="mono small">
-                    {event.action}
-                  </th>
-                  <td class="mono small wrap">{event.target}</td>
-                  <td class="mono small wrap">{event.actor}</td>
-                  <td class="mono small wrap">
-                    {Object.entries(event.details)
-                      .map(([name, value]) => `${name}: ${JSON.stringify(value)}`)
-                      .join(' · ')}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+      <PagedTable
+        list={list}
+        what="events"
+        none="No event"
+        items={(data) => data.events}
+        class="audit"
+        caption="Audit events, newest first"
+        head={
+          <>
+            <th scope="col" class="num">
+              #
+            </th>
+            <th scope="col">When</th>
+            <th scope="col">Action</th>
+            <th scope="col">Target</th>
+            <th scope="col">Actor</th>
+            <th scope="col">Details</th>
+          </>
+        }
+        row={(event) => (
+          <tr key={event.id}>
+            <td class="num mono small" title={`hash ${event.hash}`}>
+              {event.id}
+            </td>
+            <td>
+              <When at={event.at} />
+            </td>
+            <th scope="row" class="mono small">
+              {event.action}
+            </th>
+            <td class="mono small wrap">{event.target}</td>
+            <td class="mono small wrap">{event.actor}</td>
+            <td class="mono small wrap">
+              {Object.entries(event.details)
+                .map(([name, value]) => `${name}: ${JSON.stringify(value)}`)
+                .join(' · ')}
+            </td>
+          </tr>
         )}
-      </PagedRows>
+      />
       <Pager list={list} />
     </>
   );
