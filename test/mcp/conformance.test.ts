@@ -17,10 +17,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentHeaders, provisionAgent, registerApp } from '../support/agent.ts';
+import { agentHeaders } from '../support/agent.ts';
 import { type Node22, node22 } from '../support/node22.ts';
-import { startServer, type TestServer } from '../support/server.ts';
-import { startUpstream, type Upstream } from '../support/upstream.ts';
+import { startWorld, type World } from '../support/world.ts';
 
 const run = promisify(execFile);
 const RUNNER = join(process.cwd(), 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
@@ -66,25 +65,24 @@ async function credentialForwarder(target: string, headers: Record<string, strin
 
 describe('MCP conformance suite', () => {
   let node: Node22;
-  let server: TestServer;
-  let upstream: Upstream;
+  let world: World<'agent'>;
   let forwarder: Awaited<ReturnType<typeof credentialForwarder>>;
   let results: string;
 
   beforeAll(async () => {
-    [node, server, upstream] = await Promise.all([node22(), startServer('pglite'), startUpstream()]);
-    await registerApp(server, 'plain', {
-      provider: 'acme.plain',
-      openapi: upstream.openapi,
-      auth: { type: 'none' },
-    });
-    const agent = await provisionAgent(server, ['tools:execute']);
-    forwarder = await credentialForwarder(server.url, agentHeaders(agent));
+    [node, world] = await Promise.all([
+      node22(),
+      startWorld('pglite', {
+        apps: { plain: { provider: 'acme.plain' } },
+        agents: { agent: ['tools:execute'] },
+      }),
+    ]);
+    forwarder = await credentialForwarder(world.server.url, agentHeaders(world.agents.agent));
     results = await mkdtemp(join(tmpdir(), 'toolgate-conformance-'));
   }, 360_000);
 
   afterAll(async () => {
-    await Promise.all([server?.close(), upstream?.close(), forwarder?.close()]);
+    await Promise.all([world?.close(), forwarder?.close()]);
     if (results) await rm(results, { recursive: true, force: true });
   });
 

@@ -2,32 +2,31 @@
 // (docs/reference.md "Logs and metrics"): the key, the client, the tool and app, the upstream's
 // status and time, and the contract code of a failure — on the direct path and through the SDK.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type Agent, agentHeaders, provisionAgent, proxy, registerApp } from '../support/agent.ts';
+import { type Agent, agentHeaders, proxy } from '../support/agent.ts';
 import { describeBackends } from '../support/db.ts';
-import { startServer, type TestServer } from '../support/server.ts';
-import { startUpstream, type Upstream } from '../support/upstream.ts';
+import type { TestServer } from '../support/server.ts';
+import { startWorld, type World } from '../support/world.ts';
 import { MODERN_HEADERS, modernCall, rawMcp } from './world.ts';
 
 /** What a tool call's line says beyond the request itself (method, path, status, time). */
 const CALL_FIELDS = ['keyId', 'clientId', 'toolId', 'appId', 'upstreamStatus', 'error', 'cause'] as const;
 
 describeBackends('MCP request log lines', (backend) => {
+  let world: World<'agent'>;
   let server: TestServer;
-  let upstream: Upstream;
   let agent: Agent;
   let counter = 0;
 
   beforeAll(async () => {
-    [server, upstream] = await Promise.all([startServer(backend.name), startUpstream()]);
-    await registerApp(server, 'plain', {
-      provider: 'acme.plain',
-      openapi: upstream.openapi,
-      auth: { type: 'none' },
+    world = await startWorld(backend.name, {
+      apps: { plain: { provider: 'acme.plain' } },
+      agents: { agent: ['tools:execute'] },
     });
-    agent = await provisionAgent(server, ['tools:execute']);
+    ({ server } = world);
+    agent = world.agents.agent;
   });
   afterAll(async () => {
-    await Promise.all([server?.close(), upstream?.close()]);
+    await world?.close();
   });
 
   /** The `request` line of the request with this id. */

@@ -32,37 +32,15 @@ describeBackends('MCP', (backend) => {
   let harness: Harness;
 
   beforeAll(async () => {
-    harness = await startHarness(backend.name, { env: { UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS) } });
-    const admin = (path: string, body: unknown) =>
-      call(harness.server.url, 'PUT', path, { key: harness.server.adminKey, body });
-    expect(
-      (
-        await admin('/admin/apps/plain', {
-          provider: 'acme.plain',
-          openapi: harness.upstream.openapi,
-          auth: { type: 'none' },
-        })
-      ).status,
-    ).toBe(200);
-    expect(
-      (
-        await admin('/admin/apps/bulk', {
-          provider: 'acme.bulk',
-          openapi: bulkDocument(harness.upstream.url, 130),
-          auth: { type: 'none' },
-        })
-      ).status,
-    ).toBe(200);
-    expect(
-      (
-        await admin('/admin/apps/closed', {
-          provider: 'acme.closed',
-          baseUrl: `http://127.0.0.1:${await freePort()}`,
-          openapi: harness.upstream.openapi,
-          auth: { type: 'none' },
-        })
-      ).status,
-    ).toBe(200);
+    const closedPort = await freePort();
+    harness = await startHarness(backend.name, {
+      env: { UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS) },
+      apps: {
+        plain: { provider: 'acme.plain' },
+        bulk: { provider: 'acme.bulk', openapi: (upstream) => bulkDocument(upstream.url, 130) },
+        closed: { provider: 'acme.closed', extra: { baseUrl: `http://127.0.0.1:${closedPort}` } },
+      },
+    });
     await harness.registerApp({ scopes: ['profile:read'] }, 'narrow');
   });
 

@@ -3,44 +3,37 @@
  * a refused call is a tool error carrying `retry_after`, never an HTTP 429 the client cannot read.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { provisionAgent, registerApp } from '../support/agent.ts';
 import { describeBackends } from '../support/db.ts';
-import { startServer, type TestServer } from '../support/server.ts';
-import { startUpstream, type Upstream } from '../support/upstream.ts';
+import { startWorld, type World } from '../support/world.ts';
 import { connectV1, connectV2 } from './world.ts';
 
 describeBackends('MCP rate limit', (backend) => {
-  let server: TestServer;
-  let upstream: Upstream;
+  let world: World;
 
   beforeAll(async () => {
-    [server, upstream] = await Promise.all([
-      startServer(backend.name, { env: { RATE_LIMIT_PER_KEY_PER_MIN: '2' } }),
-      startUpstream(),
-    ]);
-    await registerApp(server, 'plain', {
-      provider: 'acme.plain',
-      openapi: upstream.openapi,
-      auth: { type: 'none' },
+    world = await startWorld(backend.name, {
+      server: { env: { RATE_LIMIT_PER_KEY_PER_MIN: '2' } },
+      apps: { plain: { provider: 'acme.plain' } },
     });
   });
 
   afterAll(async () => {
-    await Promise.all([server?.close(), upstream?.close()]);
+    await world?.close();
   });
 
   for (const era of ['v2', 'v1'] as const) {
     it(`answers the third call in a minute with a rate_limited tool error (${era}); listing is not counted`, async () => {
-      const agent = await provisionAgent(server, ['tools:execute']);
-      const world = { server, agent } as unknown as Parameters<typeof connectV2>[0];
-      const { client, close } = await (era === 'v2' ? connectV2 : connectV1)(world, {
-        urlElicitation: false,
-      });
+      // A key of its own per era: each starts with the whole minute's allowance.
+      const agent = await world.newAgent(['tools:execute']);
+      const { client, close } = await (era === 'v2' ? connectV2 : connectV1)(
+        { server: world.server, agent },
+        { urlElicitation: false },
+      );
       try {
         await client.listTools();
         await client.listTools();
         await client.listTools();
-        const before = upstream.requests.length;
+        const before = world.upstream.requests.length;
         for (let i = 0; i < 2; i += 1) {
           const ok = await client.callTool({ name: 'plain__echo', arguments: {} });
           expect(ok.isError).toBeUndefined();
@@ -59,7 +52,7 @@ describeBackends('MCP rate limit', (backend) => {
         expect((limited.content as Array<{ text: string }>)[0]?.text).toContain(
           `wait ${body.retry_after} seconds`,
         );
-        expect(upstream.requests.length).toBe(before + 2);
+        expect(world.upstream.requests.length).toBe(before + 2);
       } finally {
         await close();
       }

@@ -50,27 +50,12 @@ describeBackends('MCP search mode', (backend) => {
   let harness: Harness;
 
   beforeAll(async () => {
-    harness = await startHarness(backend.name);
-    const put = (appId: string, body: unknown) =>
-      call(harness.server.url, 'PUT', `/admin/apps/${appId}`, { key: harness.server.adminKey, body });
-    expect(
-      (
-        await put('vault', {
-          provider: 'acme.vault',
-          openapi: largeDocument(harness.upstream.url),
-          auth: { type: 'none' },
-        })
-      ).status,
-    ).toBe(200);
-    expect(
-      (
-        await put('plain', {
-          provider: 'acme.plain',
-          openapi: harness.upstream.openapi,
-          auth: { type: 'none' },
-        })
-      ).status,
-    ).toBe(200);
+    harness = await startHarness(backend.name, {
+      apps: {
+        vault: { provider: 'acme.vault', openapi: (upstream) => largeDocument(upstream.url) },
+        plain: { provider: 'acme.plain' },
+      },
+    });
   });
   afterAll(async () => {
     await harness?.close();

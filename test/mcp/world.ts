@@ -1,8 +1,10 @@
 /**
- * The MCP world of a test: the OAuth harness (server, oidc-provider, upstream, an agent, the oauth2
- * app `demo`) plus a `none` app over the same upstream, and the two official MCP clients: the v2
- * client pinned to 2026-07-28 and the v1 client (2025-11-25 handshake), connected to `/mcp` with
- * the agent's headers.
+ * What the MCP suites add to a world: the two official MCP clients — the v2 client pinned to
+ * 2026-07-28 and the v1 client (2025-11-25 handshake) — connected to `/mcp` of the world's server
+ * (over a socket: the SDK transports need a real URL) with an agent's headers, the simulated
+ * user's consent, and raw JSON-RPC posts. A suite with OAuth apps starts the OAuth harness
+ * (../oauth/harness.ts); one without starts the common world (../support/world.ts) and names the
+ * agent.
  */
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -10,6 +12,10 @@ import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextproto
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Harness } from '../oauth/harness.ts';
 import { type Agent, agentHeaders } from '../support/agent.ts';
+import type { TestServer } from '../support/server.ts';
+
+/** What the clients need: the server and an agent; the harness's provider for the default consent. */
+export type McpWorld = { server: TestServer; agent: Agent } & Partial<Pick<Harness, 'provider' | 'callback'>>;
 
 export interface McpClientOptions {
   agent?: Agent;
@@ -34,7 +40,11 @@ export interface Elicited {
  * browser lands on toolgate's callback, which sends it to /oauth/complete?flow=<id>. Answers that
  * page, which tells the flow's outcome as the server recorded it.
  */
-export async function consent(harness: Harness, authorizationUrl: string, account: string) {
+export async function consent(
+  harness: Pick<Harness, 'provider' | 'callback' | 'server'>,
+  authorizationUrl: string,
+  account: string,
+) {
   const back = await harness.provider.authorize(authorizationUrl, { account });
   const callback = await harness.callback(back);
   const location = callback.headers.get('location') ?? '';
@@ -49,7 +59,7 @@ export async function consent(harness: Harness, authorizationUrl: string, accoun
 }
 
 /** The v2 client, pinned to 2026-07-28. `elicited` collects every URL elicitation it answered. */
-export async function connectV2(harness: Harness, options: McpClientOptions = {}) {
+export async function connectV2(harness: McpWorld, options: McpClientOptions = {}) {
   const agent = options.agent ?? harness.agent;
   const elicited: Elicited[] = [];
   const client = new Client(
@@ -64,7 +74,9 @@ export async function connectV2(harness: Harness, options: McpClientOptions = {}
       const params = request.params as { url: string; message: string };
       elicited.push({ url: params.url, message: params.message });
       if (options.onElicit) return { action: await options.onElicit(params.url) };
-      await consent(harness, params.url, options.userId ?? 'alice');
+      const { provider, callback } = harness;
+      if (!provider || !callback) throw new Error('connectV2: consenting needs the OAuth harness');
+      await consent({ provider, callback, server: harness.server }, params.url, options.userId ?? 'alice');
       return { action: 'accept' as const };
     });
   }
@@ -76,7 +88,7 @@ export async function connectV2(harness: Harness, options: McpClientOptions = {}
 }
 
 /** The v1 client (2025-11-25 handshake). */
-export async function connectV1(harness: Harness, options: McpClientOptions = {}) {
+export async function connectV1(harness: McpWorld, options: McpClientOptions = {}) {
   const agent = options.agent ?? harness.agent;
   const client = new V1Client(
     { name: 'test-v1', version: '1.0.0' },

@@ -1,21 +1,21 @@
 /**
- * The end-user OAuth world of a test: a toolgate server (manual clock, PUBLIC_URL fixed so the
- * provider knows its redirect URI), the oidc-provider fixture, the upstream fixture accepting the
- * provider's access tokens on `/me`, a client with a key and a registered redirect URI, and the
- * oauth2 app `demo` over the upstream's OpenAPI document.
+ * The end-user OAuth world of a test, on the common one (../support/world.ts): a toolgate server
+ * (manual clock, PUBLIC_URL fixed so the provider knows its redirect URI), the oidc-provider
+ * fixture, the upstream fixture accepting the provider's access tokens on `/me`, a client with a
+ * key and a registered redirect URI, and the oauth2 app `demo` over the upstream's OpenAPI
+ * document. Requests go through the server's listener (`world.call`); the provider's consent and
+ * its redirect back are real HTTP.
  */
 import { manualClock } from '../../server/clock.ts';
-import { type Agent, asAgent, provisionAgent, proxy, registerApp, userHeader } from '../support/agent.ts';
+import { AGENT_SCOPES, type Agent, asAgent, userHeader } from '../support/agent.ts';
 import type { BackendName } from '../support/db.ts';
-import {
-  type OAuthProviderFixture,
-  type OAuthProviderOptions,
-  startOAuthProvider,
-} from '../support/oauth-provider.ts';
-import { call, type Reply, startServer, type TestServer } from '../support/server.ts';
-import { startUpstream, type Upstream } from '../support/upstream.ts';
+import type { OAuthProviderFixture, OAuthProviderOptions } from '../support/oauth-provider.ts';
+import type { Reply, TestServer } from '../support/server.ts';
+import type { Upstream } from '../support/upstream.ts';
+import { startWorld, type World, type WorldApp } from '../support/world.ts';
 
 export const PUBLIC_URL = 'http://toolgate.test';
+/** The redirect URI the provider knows: the callback of a server of this PUBLIC_URL. */
 export const CALLBACK = `${PUBLIC_URL}/handleOAuthCallback`;
 /** A registered redirect URI with a query of its own, which the callback must keep as is. */
 export const CLIENT_REDIRECT = 'https://agent.example/oauth/done?tenant=a%20b&x=1';
@@ -27,6 +27,8 @@ export interface Harness {
   upstream: Upstream;
   clock: ReturnType<typeof manualClock>;
   agent: Agent;
+  /** The common world underneath (its `call` dispatches without a socket). */
+  world: World<'agent'>;
   /** A second client of its own (key of `scopes`, default every agent scope + the same redirect URI registered). */
   newAgent(scopes?: string[]): Promise<Agent>;
   /** PUT /admin/apps/demo with the provider's endpoints, changed by `auth`. */
@@ -50,32 +52,26 @@ export interface Harness {
 export interface HarnessOptions {
   env?: Record<string, string>;
   provider?: Partial<OAuthProviderOptions>;
-  /** Another server on the same database (postgres), sharing the provider and upstream of `share`. */
+  /** More apps, registered after `demo` (e.g. `none` apps over the same upstream). */
+  apps?: Record<string, WorldApp>;
+  /** Another server on the same database (postgres), sharing the provider, upstream and agent of `share`. */
   share?: Harness;
 }
 
 export async function startHarness(backend: BackendName, options: HarnessOptions = {}): Promise<Harness> {
   const clock = manualClock(Date.now());
-  const provider =
-    options.share?.provider ?? (await startOAuthProvider({ redirectUri: CALLBACK, ...options.provider }));
-  const upstream = options.share?.upstream ?? (await startUpstream());
-  upstream.setTokenCheck((token) => provider.isAccessTokenValid(token));
-  const server = await startServer(backend, {
-    clock,
-    env: { PUBLIC_URL, ...options.env },
-    ...(options.share ? { databaseUrl: options.share.server.databaseUrl } : {}),
+  const { share } = options;
+  // The database of `share` has `demo` and the agent already.
+  const world = await startWorld<'agent'>(backend, {
+    server: { clock, env: { PUBLIC_URL, ...options.env } },
+    provider: { redirectUri: CALLBACK, ...options.provider },
+    share: share?.world,
+    apps: share ? options.apps : { [APP_ID]: { provider: 'toolgate.test', oauth2: {} }, ...options.apps },
+    agents: share ? undefined : { agent: { scopes: AGENT_SCOPES, redirectUri: CLIENT_REDIRECT } },
   });
-
-  const newAgent = (scopes?: string[]) => provisionAgent(server, scopes, { redirectUri: CLIENT_REDIRECT });
-  const registerDemo = async (auth: Record<string, unknown> = {}, appId = APP_ID) => {
-    await registerApp(server, appId, {
-      provider: 'toolgate.test',
-      openapi: upstream.openapi,
-      auth: { ...provider.appAuth(), ...auth },
-    });
-  };
-  const agent = options.share?.agent ?? (await newAgent());
-  if (!options.share) await registerDemo();
+  const { server, upstream, provider } = world;
+  if (!provider) throw new Error('harness: the world has no provider');
+  const agent = share?.agent ?? world.agents.agent;
 
   const harness: Harness = {
     server,
@@ -83,17 +79,17 @@ export async function startHarness(backend: BackendName, options: HarnessOptions
     upstream,
     clock,
     agent,
-    newAgent,
-    registerApp: registerDemo,
+    world,
+    newAgent: (scopes) => world.newAgent(scopes, { redirectUri: CLIENT_REDIRECT }),
+    registerApp: (auth = {}, appId = APP_ID) =>
+      world.registerApp(appId, { provider: 'toolgate.test', oauth2: auth }),
     initiate: (userId, o = {}) =>
-      call(server.url, 'POST', '/initiateOAuth', {
+      world.call('POST', '/initiateOAuth', {
         ...asAgent(o.agent ?? agent),
         body: { appId: o.appId ?? APP_ID, userId, clientRedirectUri: o.redirectUri ?? CLIENT_REDIRECT },
       }),
     callback: (providerRedirect) =>
-      call(server.url, 'GET', `/handleOAuthCallback${new URL(providerRedirect).search}`, {
-        redirect: 'manual',
-      }),
+      world.call('GET', `/handleOAuthCallback${new URL(providerRedirect).search}`),
     connect: async (userId, o = {}) => {
       const started = await harness.initiate(userId, { agent: o.agent, appId: o.appId });
       if (started.status !== 200) throw new Error(`initiate: ${started.status} ${started.text}`);
@@ -101,25 +97,20 @@ export async function startHarness(backend: BackendName, options: HarnessOptions
       return harness.callback(back);
     },
     proxy: (userId, tool = 'getMe', parameters = {}, o = {}) =>
-      proxy(
-        server,
+      world.proxy(
         o.agent ?? agent,
         { toolId: `${o.appId ?? APP_ID}:::${tool}`, parameters },
         userHeader(userId),
       ),
     connections: (userId, o = {}) =>
-      call(server.url, 'GET', `/connections${o.query ?? ''}`, asAgent(o.agent ?? agent, userHeader(userId))),
+      world.call('GET', `/connections${o.query ?? ''}`, asAgent(o.agent ?? agent, userHeader(userId))),
     disconnect: (userId, o = {}) =>
-      call(
-        server.url,
+      world.call(
         'DELETE',
         `/connections/${o.appId ?? APP_ID}`,
         asAgent(o.agent ?? agent, userHeader(userId)),
       ),
-    close: async () => {
-      await server.close();
-      if (!options.share) await Promise.all([provider.close(), upstream.close()]);
-    },
+    close: () => world.close(),
   };
   return harness;
 }

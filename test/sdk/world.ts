@@ -6,9 +6,9 @@
  */
 
 import { Toolgate, type ToolgateOptions } from '../../sdk/src/index.ts';
-import { AGENT_SCOPES, type Agent, provisionAgent, registerApp } from '../support/agent.ts';
+import { AGENT_SCOPES, type Agent } from '../support/agent.ts';
 import type { BackendName } from '../support/db.ts';
-import { type OAuthProviderFixture, startOAuthProvider } from '../support/oauth-provider.ts';
+import type { OAuthProviderFixture } from '../support/oauth-provider.ts';
 import { type RedirectReceiver, startRedirectReceiver } from '../support/redirect-receiver.ts';
 import type { TestServer } from '../support/server.ts';
 import { type ConsentOptions, consent, type Visit } from '../support/simulated-user.ts';
@@ -34,21 +34,22 @@ export interface World {
 
 export async function startWorld(backend: BackendName): Promise<World> {
   // toolgate's public URL must be known before the provider registers its callback: the server
-  // listens on a port chosen first, and its URL is its PUBLIC_URL.
-  const base = await startBaseWorld(backend, {
-    server: { ownPublicUrl: true },
-    apps: { open: { provider: 'toolgate.test' } },
-  });
-  const { server, upstream } = base;
-  const provider = await startOAuthProvider({ redirectUri: `${server.url}/handleOAuthCallback` });
-  upstream.setTokenCheck((token) => provider.isAccessTokenValid(token));
-  const receiver = await startRedirectReceiver();
-  await registerApp(server, 'demo', {
-    provider: 'toolgate.test',
-    openapi: upstream.openapi,
-    auth: provider.appAuth(),
-  });
-  const newAgent = (scopes: string[]) => provisionAgent(server, scopes, { redirectUri: receiver.url });
+  // listens on a port chosen first, and its URL is its PUBLIC_URL (the common world starts the
+  // provider after the server, with that callback).
+  const [base, receiver] = await Promise.all([
+    startBaseWorld(backend, {
+      server: { ownPublicUrl: true },
+      provider: {},
+      apps: {
+        open: { provider: 'toolgate.test' },
+        demo: { provider: 'toolgate.test', oauth2: {} },
+      },
+    }),
+    startRedirectReceiver(),
+  ]);
+  const { server, upstream, provider } = base;
+  if (!provider) throw new Error('SDK world: the common world started no provider');
+  const newAgent = (scopes: string[]) => base.newAgent(scopes, { redirectUri: receiver.url });
   const agent = await newAgent(AGENT_SCOPES);
 
   return {
@@ -64,7 +65,7 @@ export async function startWorld(backend: BackendName): Promise<World> {
     meCalls: () => hits(upstream, '/me'),
     close: async () => {
       await base.close();
-      await Promise.all([provider.close(), receiver.close()]);
+      await receiver.close();
     },
   };
 }
