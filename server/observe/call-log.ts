@@ -142,6 +142,9 @@ export class CallLog {
   }
 }
 
+/** The record's text columns. */
+type TextField = 'surface' | 'keyId' | 'clientId' | 'userId' | 'appId' | 'toolId' | 'outcome' | 'requestId';
+
 /**
  * One INSERT of the whole batch, a column per array parameter (unnest): thirteen parameters
  * whatever the batch's size, sent on the driver itself. Through Prisma, the arrays went through
@@ -151,6 +154,11 @@ export class CallLog {
  */
 async function insertBatch(db: Pick<Database, 'queryDirect'>, batch: CallRecord[]): Promise<void> {
   const column = <K extends keyof CallRecord>(key: K) => batch.map((record) => record[key]);
+  // Text a caller chose (a tool id as asked, an OIDC subject) can hold a lone surrogate, which no
+  // UTF-8 can carry. The pg driver writes U+FFFD for it; PGlite miscounts the bytes of its message
+  // (one after a non-ASCII character) and the database refuses the whole batch. Made well-formed
+  // here, every text is U+FFFD in its place on both; a one-byte string is returned as it is.
+  const text = (key: TextField) => batch.map((record) => record[key]?.toWellFormed() ?? null);
   await db.queryDirect(
     `INSERT INTO call_log (at, duration_ms, surface, key_id, client_id, user_id, app_id, tool_id,
                            outcome, status, upstream_status, idempotent_replay, request_id)
@@ -163,17 +171,17 @@ async function insertBatch(db: Pick<Database, 'queryDirect'>, batch: CallRecord[
     [
       column('at'),
       column('durationMs'),
-      column('surface'),
-      column('keyId'),
-      column('clientId'),
-      column('userId'),
-      column('appId'),
-      column('toolId'),
-      column('outcome'),
+      text('surface'),
+      text('keyId'),
+      text('clientId'),
+      text('userId'),
+      text('appId'),
+      text('toolId'),
+      text('outcome'),
       column('status'),
       column('upstreamStatus'),
       column('idempotentReplay'),
-      column('requestId'),
+      text('requestId'),
     ],
   );
 }
