@@ -1,8 +1,9 @@
 // The call log's writer on its own (server/observe/call-log.ts): every field of a record comes back
 // from the table as it was given, nulls, booleans and the arrival time included, and the text a
 // caller chooses (a tool id, a user id) is stored as sent, whatever it holds: quotes, backslashes,
-// braces and commas (the writer's array literals), "NULL", non-ASCII. A string JavaScript cannot
-// encode (a lone surrogate) is stored with U+FFFD in its place, and costs no other record its write.
+// braces and commas (the writer's array literals), "NULL", non-ASCII, tabs and line breaks. A
+// string no UTF-8 can carry (a lone surrogate) is stored with U+FFFD in its place, and costs no
+// other record its write.
 import pino from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../../server/db/database.ts';
@@ -84,31 +85,56 @@ describeBackends('the call log writer', (backend) => {
     expect(await readBack(records.map((r) => r.requestId))).toEqual(records);
   });
 
-  it('stores what a caller sent as it was sent; a lone surrogate as U+FFFD, its batch kept', async () => {
-    const odd = [
-      "quote \" and 'single'",
-      'back\\slash \\" and \\\\',
-      '{braces},commas,"in" {"an":"array"}',
-      'NULL',
-      '',
-      ' spaced ',
-      'é ü 中文 🎉 \u00a0',
-      '\\u0041 \\x00 $1',
-    ];
-    const records: CallRecord[] = odd.map((text, i) => ({
+  /** Writes one batch of records whose user id and tool id are these texts; reads them back. */
+  const roundTrip = async (texts: string[], name: string) => {
+    const records: CallRecord[] = texts.map((text, i) => ({
       ...base,
       userId: text,
       toolId: text,
-      requestId: `r-odd-${i}`,
+      requestId: `r-${name}-${i}`,
     }));
-    const lone = { ...base, toolId: 'a\ud800b', userId: 'é\udc00', requestId: 'r-lone' };
     counts.written = 0;
     counts.dropped = 0;
-    await write([...records, lone]);
-    expect(counts).toEqual({ written: odd.length + 1, dropped: 0 });
-    expect(await readBack([...records, lone].map((r) => r.requestId))).toEqual([
-      ...records,
-      { ...lone, toolId: 'a\ufffdb', userId: 'é\ufffd' },
-    ]);
+    await write(records);
+    return { records, counts: { ...counts }, stored: await readBack(records.map((r) => r.requestId)) };
+  };
+
+  // The writer sends a column as the array literal JSON.stringify makes unless JSON escaped more
+  // than a quote or a backslash in it; each batch below takes one of the two ways, on every column.
+  it('stores what a caller sent as it was sent: quotes, braces, commas, NULL, non-ASCII', async () => {
+    const { records, counts, stored } = await roundTrip(
+      [
+        "quote \" and 'single'",
+        '{braces},commas,"in" {"an":"array"}',
+        'NULL',
+        'null',
+        '',
+        ' spaced ',
+        'é ü 中文 🎉 \u00a0 \u2028',
+        'ends with a backslash \\',
+        '\\\\"',
+      ],
+      'plain',
+    );
+    expect(counts).toEqual({ written: 9, dropped: 0 });
+    expect(stored).toEqual(records);
+  });
+
+  it('stores as sent the texts JSON escapes otherwise: backslashes before a letter, tabs, line breaks', async () => {
+    const { records, counts, stored } = await roundTrip(
+      ['back\\slash \\n \\u0041 \\x00 $1', 'a\ttab', 'two\nlines\r\n', '\u007f\u0001', 'plain'],
+      'escaped',
+    );
+    expect(counts).toEqual({ written: 5, dropped: 0 });
+    expect(stored).toEqual(records);
+  });
+
+  it('stores a lone surrogate as U+FFFD, and keeps the rest of its batch', async () => {
+    const { records, counts, stored } = await roundTrip(['a\ud800b', 'é\udc00', '中\udc00', 'fine'], 'lone');
+    expect(counts).toEqual({ written: 4, dropped: 0 });
+    expect(stored.map((r) => r.toolId)).toEqual(['a\ufffdb', 'é\ufffd', '中\ufffd', 'fine']);
+    expect(stored).toEqual(
+      records.map((r) => ({ ...r, toolId: r.toolId?.toWellFormed(), userId: r.userId?.toWellFormed() })),
+    );
   });
 });
