@@ -76,6 +76,15 @@
 //   - `case 'timeout'` (~236–237, four mutants): not equivalent; the provider's own time-out is
 //     max(LIMITS.refreshTimeoutMs = 60 s, UPSTREAM_TIMEOUT_MS), so a test would wait a minute or
 //     more (the call's own 504 at its time-out is tested). Unguarded by choice.
+//   - `failure.kind === 'unreachable'` made `true` in the log's `cause` (~218): the other failures
+//     carry no `code`, and `cause: undefined` is left out of the JSON line like `oauthError` above.
+//   - `parseScope(fresh.scope, [])`'s fallback made another list (~244): parseScope reads its
+//     fallback only when the scope is undefined, and that case takes the other branch.
+//   - the interactive transaction's bounds `{ maxWait, timeout }` (~258: emptied, or `+` made `-`
+//     or `/`, four mutants): not equivalent; they matter only past Prisma's defaults (2 s to get
+//     a connection, 5 s in all), i.e. a provider slower than 5 s. Even then the answer is kept (the
+//     lost transaction sends it down the save-anew path, which is tested): a test would wait over
+//     5 s to see a warning. Unguarded by choice.
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: 'vitest',

@@ -34,7 +34,15 @@ export function keyLacksScope(scope: string): ErrorBody<'rbac_denied'> {
 
 /** 400 invalid_request about a header: the pointer is "" because headers are not in the body. */
 export function badHeader(message: string): ErrorBody<'invalid_request'> {
-  return apiError('invalid_request', message, { issues: [{ path: '', message }] });
+  return requestProblem(message);
+}
+
+/**
+ * 400 invalid_request about the request as a whole (its target, its framing, its body as a whole),
+ * not about one member of the body: one issue at the pointer "", saying `issue` (else `message`).
+ */
+export function requestProblem(message: string, issue: string = message): ErrorBody<'invalid_request'> {
+  return apiError('invalid_request', message, { issues: [{ path: '', message: issue }] });
 }
 
 /** 400 for an input its schema refuses (tRPC's input parser, or a surface that parses the same schema). */

@@ -34,6 +34,22 @@ export function toolNameFromPath(method: string, path: string): string {
   return toolNameFrom([method.toLowerCase(), ...segments].join('_'));
 }
 
+/**
+ * `base`, or, when an earlier tool of the same app took it, `base_2`, `base_3`, … (cut so the
+ * suffix fits in 128 characters); the name is added to `taken`.
+ *
+ * @example uniqueToolName('list', new Set(['list'])) // 'list_2'
+ */
+export function uniqueToolName(base: string, taken: Set<string>): string {
+  let name = base;
+  for (let n = 2; taken.has(name); n += 1) {
+    const suffix = `_${n}`;
+    name = base.slice(0, TOOL_NAME_MAX - suffix.length) + suffix;
+  }
+  taken.add(name);
+  return name;
+}
+
 /** Separator of an MCP / framework tool name: `<appId>__<toolName>` (docs/reference.md "MCP"). */
 export const MODEL_TOOL_SEPARATOR = '__';
 /** Function names accepted by OpenAI, Anthropic and MCP clients alike. */

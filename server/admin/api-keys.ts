@@ -1,3 +1,4 @@
+import type { ApiKeyView } from '../../shared/schemas/admin.ts';
 import { hashApiKey, newApiKey } from '../auth/api-keys.ts';
 import { isKnownScope, SCOPE } from '../auth/scopes.ts';
 import type { Database } from '../db/database.ts';
@@ -65,16 +66,6 @@ export async function revokeApiKey(
   });
   if (count > 0) return true;
   return (await prisma.apiKey.findUnique({ where: { id: keyId }, select: { id: true } })) !== null;
-}
-
-/** What an admin may see of a key: never the key, its hash or its prefix. */
-export interface ApiKeyView {
-  keyId: string;
-  name: string | null;
-  scopes: string[];
-  createdAt: string;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
 }
 
 /** A client's keys, oldest first, revoked ones included (with their revocation time). */

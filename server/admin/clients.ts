@@ -1,14 +1,9 @@
+import type { ClientView } from '../../shared/schemas/admin.ts';
 import type { Prisma, PrismaClient } from '../db/generated/client.ts';
 import { newId } from '../ids.ts';
 import { ok, type Result } from '../result.ts';
 
 const clientSelect = { id: true, name: true, createdAt: true } as const;
-
-export interface ClientView {
-  clientId: string;
-  name: string;
-  createdAt: string;
-}
 
 function view(row: { id: string; name: string; createdAt: Date }): ClientView {
   return { clientId: row.id, name: row.name, createdAt: row.createdAt.toISOString() };

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { apiError, type ErrorBody, type Issue } from '../../shared/errors.ts';
 import type { PublicAuth, PutAppInput } from '../../shared/schemas/apps.ts';
 import { type McpUpstreamFailure, withMcpServer } from '../calls/mcp-upstream.ts';
-import { unreachableCause, unreachableMessage } from '../calls/unreachable.ts';
+import { upstreamFailure } from '../calls/run-answer.ts';
 import { LIMITS } from '../config.ts';
 import type { AppDeps } from '../deps.ts';
 import { discoverAuthorization } from '../oauth/discover.ts';
@@ -189,14 +189,9 @@ async function listTools(
 function registrationFailure(failure: McpUpstreamFailure, auth: PublicAuth): ErrorBody {
   const at = (message: string) => registrationProblem([{ path: '/mcp/url', message }]);
   switch (failure.kind) {
-    case 'upstream_unreachable': {
-      const cause = unreachableCause(failure.cause);
-      return apiError('upstream_unreachable', unreachableMessage('The MCP server', cause));
-    }
+    case 'upstream_unreachable':
     case 'upstream_too_large':
-      return apiError('upstream_too_large', `The MCP server answered more than ${failure.limit} bytes.`, {
-        limit: failure.limit,
-      });
+      return upstreamFailure(failure, 'The MCP server');
     case 'upstream_timeout':
       return at('The MCP server did not answer in time (UPSTREAM_TIMEOUT_MS).');
     case 'upstream_error':

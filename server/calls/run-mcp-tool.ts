@@ -4,9 +4,9 @@ import { excerpt } from '../excerpt.ts';
 import { err, ok } from '../result.ts';
 import { withMcpServer } from './mcp-upstream.ts';
 import { Redactor } from './redact.ts';
+import { failedRun, succeeded, timedUpstream } from './run-answer.ts';
 import type { RunOutcome } from './run-tool.ts';
 import type { ToolCall } from './tool-call.ts';
-import { unreachableCause, unreachableMessage } from './unreachable.ts';
 
 /** What a `tools/call` answers, as far as the envelope reads it. */
 interface CallToolResult {
@@ -24,38 +24,30 @@ interface CallToolResult {
  * redacted from whatever comes back (the failure bodies, by the core: call-tool.ts).
  */
 export async function runMcpTool(call: ToolCall, credentials: Credentials): Promise<RunOutcome> {
-  const { app, tool, toolId } = call.target;
+  const { app, tool } = call.target;
   const { config } = call.deps;
   const { report } = call;
-  const calledAt = performance.now();
-  const outcome = await withMcpServer(
-    app.mcpUrl as string,
-    {
-      headers: credentials.headers ?? {},
-      timeoutMs: config.upstreamTimeoutMs,
-      maxBodyBytes: config.maxUpstreamBodyBytes,
-    },
-    (client, request) =>
-      client.request(
-        {
-          method: 'tools/call',
-          params: { name: tool.tool.pathTemplate, arguments: call.request.parameters },
-        },
-        request,
-      ) as Promise<CallToolResult>,
+  const outcome = await timedUpstream(report, () =>
+    withMcpServer(
+      app.mcpUrl as string,
+      {
+        headers: credentials.headers ?? {},
+        timeoutMs: config.upstreamTimeoutMs,
+        maxBodyBytes: config.maxUpstreamBodyBytes,
+      },
+      (client, request) =>
+        client.request(
+          {
+            method: 'tools/call',
+            params: { name: tool.tool.pathTemplate, arguments: call.request.parameters },
+          },
+          request,
+        ) as Promise<CallToolResult>,
+    ),
   );
-  report.upstreamMs = Math.round((performance.now() - calledAt) * 10) / 10;
   if (!outcome.ok) {
     const failure = outcome.error;
     switch (failure.kind) {
-      case 'upstream_error':
-        report.upstreamStatus = failure.status;
-        return err(
-          apiError('upstream_error', `The MCP server answered ${failure.status}.`, {
-            upstream_status: failure.status,
-            upstream_body: failure.body,
-          }),
-        );
       case 'protocol_error':
         report.upstreamStatus = 200;
         return err(
@@ -72,19 +64,8 @@ export async function runMcpTool(call: ToolCall, credentials: Credentials): Prom
             upstream_body: excerpt(Buffer.from(failure.message)),
           }),
         );
-      case 'upstream_timeout':
-        return err(apiError('upstream_timeout', 'The MCP server did not answer in time.'));
-      case 'upstream_unreachable': {
-        report.cause = failure.cause;
-        const cause = unreachableCause(failure.cause);
-        return err(apiError('upstream_unreachable', unreachableMessage('The MCP server', cause)));
-      }
-      case 'upstream_too_large':
-        return err(
-          apiError('upstream_too_large', `The MCP server answered more than ${failure.limit} bytes.`, {
-            limit: failure.limit,
-          }),
-        );
+      default:
+        return err(failedRun(report, failure, 'The MCP server'));
     }
   }
   report.upstreamStatus = 200;
@@ -99,13 +80,5 @@ export async function runMcpTool(call: ToolCall, credentials: Credentials): Prom
     );
   }
   const data = result.structuredContent !== undefined ? result.structuredContent : (result.content ?? []);
-  return ok({
-    ok: true,
-    data: redactor.empty ? data : redactor.value(data),
-    meta: {
-      tool_id: toolId,
-      duration_ms: Math.round(performance.now() - call.request.startedAt),
-      provider: app.provider,
-    },
-  });
+  return ok(succeeded(call, redactor.empty ? data : redactor.value(data)));
 }

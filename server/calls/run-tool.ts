@@ -5,8 +5,8 @@ import type { Credentials } from '../catalog/request.ts';
 import { inSpan } from '../observe/tracing.ts';
 import { err, ok, type Result } from '../result.ts';
 import { Redactor } from './redact.ts';
+import { failedRun, succeeded, timedUpstream } from './run-answer.ts';
 import type { ToolCall } from './tool-call.ts';
-import { unreachableCause, unreachableMessage } from './unreachable.ts';
 import { callUpstream, toData, type UpstreamOutcome } from './upstream.ts';
 
 const BACKSLASH = 0x5c;
@@ -65,52 +65,17 @@ export async function runTool(call: ToolCall, credentials: Credentials): Promise
       }),
     );
   }
-  const calledAt = performance.now();
   const upstream = () =>
     callUpstream(built.value, app.baseUrl, config.upstreamTimeoutMs, config.maxUpstreamBodyBytes);
   const tracer = call.deps.tracing?.tracer;
-  const outcome = tracer
-    ? await tracedUpstream(tracer, built.value.url, tool.tool, upstream)
-    : await upstream();
-  report.upstreamMs = Math.round((performance.now() - calledAt) * 10) / 10;
-  if (!outcome.ok) {
-    const failure = outcome.error;
-    switch (failure.kind) {
-      case 'upstream_error':
-        report.upstreamStatus = failure.status;
-        return err(
-          apiError('upstream_error', `The upstream answered ${failure.status}.`, {
-            upstream_status: failure.status,
-            upstream_body: failure.body,
-          }),
-        );
-      case 'upstream_timeout':
-        return err(apiError('upstream_timeout', 'The upstream did not answer in time.'));
-      case 'upstream_unreachable': {
-        report.cause = failure.cause;
-        const cause = unreachableCause(failure.cause);
-        return err(apiError('upstream_unreachable', unreachableMessage('The upstream', cause)));
-      }
-      case 'upstream_too_large':
-        return err(
-          apiError('upstream_too_large', `The upstream answered more than ${failure.limit} bytes.`, {
-            limit: failure.limit,
-          }),
-        );
-    }
-  }
+  const outcome = await timedUpstream(report, () =>
+    tracer ? tracedUpstream(tracer, built.value.url, tool.tool, upstream) : upstream(),
+  );
+  if (!outcome.ok) return err(failedRun(report, outcome.error, 'The upstream'));
   const answer = outcome.value;
   report.upstreamStatus = answer.status;
   const redactor = new Redactor(call.seen);
   const body = redactor.bytes(answer.body);
   const data = toData(answer.contentType, body);
-  return ok({
-    ok: true,
-    data: redactor.empty || !body.includes(BACKSLASH) ? data : redactor.value(data),
-    meta: {
-      tool_id: toolId,
-      duration_ms: Math.round(performance.now() - call.request.startedAt),
-      provider: app.provider,
-    },
-  });
+  return ok(succeeded(call, redactor.empty || !body.includes(BACKSLASH) ? data : redactor.value(data)));
 }

@@ -6,7 +6,7 @@
  * inside the schema, `$defs` cut at DEFS_BUDGET, a `$ref` bomb refused, patterns and the schema
  * itself checked, nesting bounded. A tool that cannot be served is `skipped` with its reason.
  */
-import { toolNameFrom } from '../../shared/tool-names.ts';
+import { toolNameFrom, uniqueToolName } from '../../shared/tool-names.ts';
 import { err, ok, type Result } from '../result.ts';
 import { buildSegment } from '../search/segment.ts';
 import { toolViewText } from '../search/views.ts';
@@ -100,14 +100,7 @@ class Bomb extends Error {
 }
 
 function uniqueName(upstream: string, taken: Set<string>): string {
-  const base = toolNameFrom(upstream) || 'tool';
-  let name = base;
-  for (let n = 2; taken.has(name); n += 1) {
-    const suffix = `_${n}`;
-    name = base.slice(0, 128 - suffix.length) + suffix;
-  }
-  taken.add(name);
-  return name;
+  return uniqueToolName(toolNameFrom(upstream) || 'tool', taken);
 }
 
 function mcpTool(entry: JsonObject, upstream: string, name: string, ajv: ReturnType<typeof createAjv>): Tool {

@@ -4,7 +4,7 @@
  * Schema of the closed `parameters` object a caller sends (§2).
  */
 import type { Ajv2020 } from 'ajv/dist/2020.js';
-import { toolNameFrom, toolNameFromPath } from '../../shared/tool-names.ts';
+import { toolNameFrom, toolNameFromPath, uniqueToolName } from '../../shared/tool-names.ts';
 import { binaryBodySchema, FORM, pickContent, withFileProperties } from './media.ts';
 import {
   excludedBecause,
@@ -127,13 +127,7 @@ function assignNames(entries: OperationEntry[]): string[] {
       (typeof id === 'string' ? toolNameFrom(id) : '') ||
       toolNameFromPath(entry.method, entry.path) ||
       entry.method;
-    let name = base;
-    for (let n = 2; taken.has(name); n += 1) {
-      const suffix = `_${n}`;
-      name = base.slice(0, 128 - suffix.length) + suffix;
-    }
-    taken.add(name);
-    return name;
+    return uniqueToolName(base, taken);
   });
 }
 

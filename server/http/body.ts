@@ -30,21 +30,13 @@ export async function readFormBody(
   req: IncomingMessage,
   limit: number,
 ): Promise<Result<URLSearchParams, 'payload_too_large' | 'unsupported_media_type'>> {
-  if (!hasBody(req)) return ok(new URLSearchParams());
-  if (essence(req.headers['content-type'] ?? '') !== 'application/x-www-form-urlencoded') {
-    discardBody(req);
-    return err('unsupported_media_type');
-  }
-  if (Number(req.headers['content-length'] ?? Number.NaN) > limit) {
-    discardBody(req);
-    return err('payload_too_large');
-  }
-  const read = await readUpTo(req, limit);
-  if (read.over) {
-    discardBody(req);
-    return err('payload_too_large');
-  }
-  return ok(new URLSearchParams(read.bytes.toString('utf8')));
+  const read = await readBytesOf(req, limit, isFormMediaType);
+  if (!read.ok) return read;
+  return ok(new URLSearchParams(read.value?.toString('utf8') ?? ''));
+}
+
+function isFormMediaType(contentType: string | undefined): boolean {
+  return essence(contentType ?? '') === 'application/x-www-form-urlencoded';
 }
 
 /**
@@ -66,13 +58,26 @@ export async function readJsonBytes(
   req: IncomingMessage,
   limit: number,
 ): Promise<Result<Buffer | undefined, BodyFailure>> {
+  const read = await readBytesOf(req, limit, isJsonMediaType);
+  if (read.ok && read.value?.length === 0) return err('malformed_json');
+  return read;
+}
+
+/**
+ * The bytes of a body of a media type `accepts`, at most `limit` of them (undefined: no body). A
+ * body refused, by its type or its size, is drained (discardBody), never cut off.
+ */
+async function readBytesOf(
+  req: IncomingMessage,
+  limit: number,
+  accepts: (contentType: string | undefined) => boolean,
+): Promise<Result<Buffer | undefined, 'payload_too_large' | 'unsupported_media_type'>> {
   if (!hasBody(req)) return ok(undefined);
-  if (!isJsonMediaType(req.headers['content-type'])) {
+  if (!accepts(req.headers['content-type'])) {
     discardBody(req);
     return err('unsupported_media_type');
   }
-  const declared = Number(req.headers['content-length'] ?? Number.NaN);
-  if (declared > limit) {
+  if (Number(req.headers['content-length'] ?? Number.NaN) > limit) {
     discardBody(req);
     return err('payload_too_large');
   }
@@ -81,7 +86,6 @@ export async function readJsonBytes(
     discardBody(req);
     return err('payload_too_large');
   }
-  if (read.bytes.length === 0) return err('malformed_json');
   return ok(read.bytes);
 }
 

@@ -7,7 +7,7 @@ import { CSRF_HEADER, clearedCookie, readSessionCookie, sessionCookie } from '..
 import type { SessionView } from '../console/sessions.ts';
 import { headerValue } from '../context.ts';
 import type { AppDeps } from '../deps.ts';
-import { keyLacksScope } from '../errors.ts';
+import { keyLacksScope, requestProblem } from '../errors.ts';
 import { discardBody, readJsonBody } from './body.ts';
 import { errorResponses, textResponse } from './openapi.ts';
 import { bodyFailure } from './problem.ts';
@@ -159,7 +159,7 @@ export function consoleRoutes(deps: AppDeps): RouteEntry[] {
         if (crossSite(req)) {
           discardBody(req);
           const message = 'A console sign-in must come from the console page of this server.';
-          return sendError(res, apiError('invalid_request', message, { issues: [{ path: '', message }] }));
+          return sendError(res, requestProblem(message));
         }
         const body = await readJsonBody(req, deps.config.maxBodyBytes);
         if (!body.ok) return sendError(res, bodyFailure(body.error, deps.config.maxBodyBytes));

@@ -1,8 +1,8 @@
 import { TRPCError } from '@trpc/server';
 import { type TRPC_ERROR_CODE_KEY, TRPC_ERROR_CODES_BY_KEY } from '@trpc/server/rpc';
 import { apiError, type ErrorBody, statusOf } from '../../shared/errors.ts';
-import { ApiProblem, inputProblem, type ZodLikeIssue } from '../errors.ts';
-import type { BodyFailure } from './body.ts';
+import { ApiProblem, inputProblem, requestProblem, type ZodLikeIssue } from '../errors.ts';
+import { type BodyFailure, MAX_JSON_DEPTH } from './body.ts';
 
 /**
  * Errors as the contract's bodies, one mapping for every transport: what a procedure throws (REST
@@ -71,13 +71,9 @@ function clientMistake(error: TRPCError, bodyLimit: number): ErrorBody | null {
     case 'PAYLOAD_TOO_LARGE':
       return bodyFailure('payload_too_large', bodyLimit);
     case 'PARSE_ERROR':
-      return apiError('invalid_request', 'The input is not valid JSON.', {
-        issues: [{ path: '', message: 'Malformed JSON.' }],
-      });
+      return requestProblem('The input is not valid JSON.', 'Malformed JSON.');
     case 'BAD_REQUEST':
-      return apiError('invalid_request', 'The request is not a valid tRPC call.', {
-        issues: [{ path: '', message: 'Malformed tRPC request.' }],
-      });
+      return requestProblem('The request is not a valid tRPC call.', 'Malformed tRPC request.');
     default:
       return null;
   }
@@ -91,13 +87,12 @@ export function bodyFailure(failure: BodyFailure, limit: number): ErrorBody {
     case 'unsupported_media_type':
       return apiError('unsupported_media_type', 'The body must be application/json.');
     case 'too_deep':
-      return apiError('invalid_request', 'The body is nested too deeply.', {
-        issues: [{ path: '', message: 'JSON nested deeper than 128 levels.' }],
-      });
+      return requestProblem(
+        'The body is nested too deeply.',
+        `JSON nested deeper than ${MAX_JSON_DEPTH} levels.`,
+      );
     case 'malformed_json':
-      return apiError('invalid_request', 'The body is not valid JSON.', {
-        issues: [{ path: '', message: 'Malformed JSON.' }],
-      });
+      return requestProblem('The body is not valid JSON.', 'Malformed JSON.');
   }
 }
 

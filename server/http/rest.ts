@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AnyRouter } from '@trpc/server';
-import { apiError, type ErrorBody } from '../../shared/errors.ts';
+import type { ErrorBody } from '../../shared/errors.ts';
 import type { ReadBody } from '../catalog/compiler.ts';
 import { type Context, createContextInner } from '../context.ts';
 import type { AppDeps } from '../deps.ts';
+import { requestProblem } from '../errors.ts';
 import { requestLogFields } from '../logger.ts';
 import { err, ok, type Result } from '../result.ts';
 import type { ProcedureMeta } from '../trpc.ts';
@@ -154,7 +155,7 @@ async function readDocumentBody(
   if (read.ok) return ok({ body: read.value.body, document: read.value.document ?? undefined });
   if (typeof read.error === 'string') return err(bodyFailure(read.error, limit));
   const { refused } = read.error;
-  return err(apiError('invalid_request', refused, { issues: [{ path: '', message: refused }] }));
+  return err(requestProblem(refused));
 }
 
 /** The procedure's input: query (first value of each name) or JSON body, with path parameters on top. */

@@ -10,6 +10,7 @@ import { type Span, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry
 import { apiError } from '../../shared/errors.ts';
 import { HEADER } from '../../shared/headers.ts';
 import type { AppDeps } from '../deps.ts';
+import { requestProblem } from '../errors.ts';
 import { requestLogFields } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import { withActiveSpan } from '../observe/tracing.ts';
@@ -61,12 +62,7 @@ export function createHttpServer(deps: AppDeps, metrics: Metrics): Server {
     const target = parseTarget(req.url ?? '/');
     if (!target) {
       discardBody(req);
-      sendError(
-        res,
-        apiError('invalid_request', 'The request target is malformed.', {
-          issues: [{ path: '', message: 'Malformed URL.' }],
-        }),
-      );
+      sendError(res, requestProblem('The request target is malformed.', 'Malformed URL.'));
       return;
     }
     const match = table.match(method, target.path);
@@ -136,12 +132,7 @@ function dispatch(
       return Promise.resolve();
     case 'bad_path':
       discardBody(req);
-      sendError(
-        res,
-        apiError('invalid_request', 'The path is not valid percent-encoding.', {
-          issues: [{ path: '', message: 'Malformed path.' }],
-        }),
-      );
+      sendError(res, requestProblem('The path is not valid percent-encoding.', 'Malformed path.'));
       return Promise.resolve();
     case 'none':
       discardBody(req);

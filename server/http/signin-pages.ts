@@ -92,20 +92,14 @@ export function signinPages(deps: AppDeps, signin: Signin): RouteEntry[] {
       method: 'POST',
       path: SIGNIN_PATH.decision,
       handle: async (req, res) => {
-        if (!sameOrigin(req, signin.issuer)) {
-          discardBody(req);
-          return sendPage(res, 'Refused', '<p>This form can only be sent from this site.</p>', {
-            status: 403,
-          });
-        }
-        const form = await readFormBody(req, deps.config.maxBodyBytes);
-        if (!form.ok) return sendPage(res, 'Refused', '<p>The form could not be read.</p>', { status: 400 });
-        const session = await signin.sessions.read(req.headers);
-        const request = await pendingRequest(prisma, deps.clock, form.value.get('request'));
+        const posted = await readOwnForm(req, res, signin, deps.config.maxBodyBytes);
+        if (!posted) return;
+        const { form, session } = posted;
+        const request = await pendingRequest(prisma, deps.clock, form.get('request'));
         if (!request) return expiredRequest(res);
         if (
           !session ||
-          !(await signin.sessions.checkFormToken(session.sub, request.id, form.value.get('form_token')))
+          !(await signin.sessions.checkFormToken(session.sub, request.id, form.get('form_token')))
         )
           return sendPage(
             res,
@@ -113,7 +107,7 @@ export function signinPages(deps: AppDeps, signin: Signin): RouteEntry[] {
             '<p>This decision was not made in your signed-in browser. Start again from your application.</p>',
             { status: 403 },
           );
-        const decision = form.value.get('decision');
+        const decision = form.get('decision');
         if (decision !== 'approve' && decision !== 'deny')
           return sendPage(res, 'Refused', '<p>The decision must be approve or deny.</p>', { status: 400 });
         const location = await decide(
@@ -200,23 +194,17 @@ export function personPages(deps: AppDeps, signin: Signin, signInFirst: SignInFi
       method: 'POST',
       path: SIGNIN_PATH.meDisconnect,
       handle: async (req, res) => {
-        if (!sameOrigin(req, signin.issuer)) {
-          discardBody(req);
-          return sendPage(res, 'Refused', '<p>This form can only be sent from this site.</p>', {
-            status: 403,
-          });
-        }
-        const form = await readFormBody(req, deps.config.maxBodyBytes);
-        if (!form.ok) return sendPage(res, 'Refused', '<p>The form could not be read.</p>', { status: 400 });
-        const session = await signin.sessions.read(req.headers);
-        const clientId = form.value.get('client') ?? '';
-        const appId = form.value.get('app') ?? '';
+        const posted = await readOwnForm(req, res, signin, deps.config.maxBodyBytes);
+        if (!posted) return;
+        const { form, session } = posted;
+        const clientId = form.get('client') ?? '';
+        const appId = form.get('app') ?? '';
         if (
           !session ||
           !(await signin.sessions.checkFormToken(
             session.sub,
             disconnectSubject(clientId, appId),
-            form.value.get('form_token'),
+            form.get('form_token'),
           ))
         )
           return sendPage(
@@ -259,6 +247,30 @@ function expiredRequest(res: ServerResponse): void {
       status: 400,
     },
   );
+}
+
+/**
+ * The form a browser posts from one of this site's pages, and the session it was posted in (none:
+ * signed out). A form sent from another site (403) or one that cannot be read (400) is answered
+ * here, and undefined returned.
+ */
+async function readOwnForm(
+  req: IncomingMessage,
+  res: ServerResponse,
+  signin: Signin,
+  limit: number,
+): Promise<{ form: URLSearchParams; session: Awaited<ReturnType<Signin['sessions']['read']>> } | undefined> {
+  if (!sameOrigin(req, signin.issuer)) {
+    discardBody(req);
+    sendPage(res, 'Refused', '<p>This form can only be sent from this site.</p>', { status: 403 });
+    return undefined;
+  }
+  const form = await readFormBody(req, limit);
+  if (!form.ok) {
+    sendPage(res, 'Refused', '<p>The form could not be read.</p>', { status: 400 });
+    return undefined;
+  }
+  return { form: form.value, session: await signin.sessions.read(req.headers) };
 }
 
 /** A browser's form post from this server's own page (an absent Origin is a non-browser client). */

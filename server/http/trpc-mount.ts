@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { nodeHTTPRequestHandler } from '@trpc/server/adapters/node-http';
-import { apiError, statusOf } from '../../shared/errors.ts';
+import { statusOf } from '../../shared/errors.ts';
 import { LIMITS } from '../config.ts';
 import { createContextInner } from '../context.ts';
 import type { AppDeps } from '../deps.ts';
+import { requestProblem } from '../errors.ts';
 import { requestLogFields } from '../logger.ts';
 import { appRouter } from '../routers/_app.ts';
 import { discardBody, nestsTooDeep, readJsonBody } from './body.ts';
@@ -35,9 +36,10 @@ async function handleTrpc(
     const calls = procedures.split(',').length;
     if (calls > LIMITS.trpcMaxBatch) {
       discardBody(req);
-      const body = apiError('invalid_request', `A batch may hold at most ${LIMITS.trpcMaxBatch} calls.`, {
-        issues: [{ path: '', message: `This batch holds ${calls} calls.` }],
-      });
+      const body = requestProblem(
+        `A batch may hold at most ${LIMITS.trpcMaxBatch} calls.`,
+        `This batch holds ${calls} calls.`,
+      );
       sendJson(res, statusOf(body.error), trpcErrorEnvelope(body));
       return;
     }

@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createMcpHandler, validateHostHeader } from '@modelcontextprotocol/server';
-import { apiError } from '../../shared/errors.ts';
 import { HEADER } from '../../shared/headers.ts';
 import { ID_PATTERN, userIdSchema } from '../../shared/ids.ts';
 import { authenticateAgent, type Caller } from '../auth/agent.ts';
@@ -8,7 +7,7 @@ import { BAD_USER_HEADER } from '../calls/checks.ts';
 import type { Config } from '../config.ts';
 import { headerValue } from '../context.ts';
 import type { AppDeps } from '../deps.ts';
-import { badHeader } from '../errors.ts';
+import { badHeader, requestProblem } from '../errors.ts';
 import { discardBody, readJsonBody } from '../http/body.ts';
 import { bodyFailure } from '../http/problem.ts';
 import { sendError, sendJson } from '../http/respond.ts';
@@ -178,13 +177,13 @@ async function callOptions(
   const apps = request.hasQuery ? appsFilter(request.url.searchParams.getAll('apps')) : undefined;
   if (apps === null) {
     const text = 'apps must be a comma-separated list of app ids.';
-    sendError(res, apiError('invalid_request', text, { issues: [{ path: '', message: text }] }));
+    sendError(res, requestProblem(text));
     return undefined;
   }
   const mode = request.hasQuery ? (request.url.searchParams.get('mode') ?? 'auto') : 'auto';
   if (!(MCP_MODES as readonly string[]).includes(mode)) {
     const text = 'mode must be auto, all or search.';
-    sendError(res, apiError('invalid_request', text, { issues: [{ path: '', message: text }] }));
+    sendError(res, requestProblem(text));
     return undefined;
   }
   // A signed-in caller's user is the person (oidc:<sub>); X-Service-User-Id is not read then.

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
+import type { AuditEventView } from '../../shared/schemas/observe.ts';
 import type { Clock } from '../clock.ts';
 import type { Prisma, PrismaClient } from '../db/generated/client.ts';
 import type { Result } from '../result.ts';
@@ -22,16 +23,8 @@ export interface AuditChange {
   details: Record<string, unknown>;
 }
 
-/** An event as stored and answered. */
-export interface AuditEvent {
-  id: string;
-  at: string;
-  actor: string;
-  action: string;
-  target: string;
-  details: Record<string, unknown>;
-  hash: string;
-}
+/** An event as stored and answered (its wire shape: shared/schemas/observe.ts). */
+export type AuditEvent = AuditEventView;
 
 /** The actor of a principal: its key id; the environment's admin key (no id) acts as `system`. */
 export function actorOf(principal: { keyId: string | null }): Actor {

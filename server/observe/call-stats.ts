@@ -1,3 +1,4 @@
+import type { CallStats } from '../../shared/schemas/admin.ts';
 import { Prisma, type PrismaClient } from '../db/generated/client.ts';
 
 /**
@@ -14,20 +15,8 @@ export interface CallStatsInput {
   appId?: string;
 }
 
-export interface CallStats {
-  since: string;
-  until: string;
-  total: number;
-  errors: number;
-  p50Ms: number | null;
-  p99Ms: number | null;
-  /** Every minute of the window, oldest first, the last one the current (partial) minute. */
-  minutes: Array<{ at: string; counts: Record<string, number> }>;
-  /** The error outcomes of the window, most frequent first (at most TOP_ERRORS). */
-  topErrors: Array<{ outcome: string; count: number }>;
-}
-
 const MINUTE_MS = 60_000;
+/** How many error outcomes the overview lists (callStatsOutput in shared/schemas/admin.ts says so). */
 const TOP_ERRORS = 8;
 
 export async function callStats(

@@ -8,6 +8,7 @@ export const clientIdSchema = plainString().min(1).max(128);
 
 export const createClientInput = z.object({ name: plainString().trim().min(1).max(200) });
 export const clientSchema = z.object({ clientId: z.string(), name: z.string(), createdAt: z.string() });
+export type ClientView = z.infer<typeof clientSchema>;
 export const listClientsOutput = z.object({ clients: z.array(clientSchema) });
 
 /**
@@ -69,6 +70,7 @@ export const apiKeySchema = z.object({
   lastUsedAt: z.string().nullable(),
   revokedAt: z.string().nullable(),
 });
+export type ApiKeyView = z.infer<typeof apiKeySchema>;
 export const listApiKeysOutput = z.object({ keys: z.array(apiKeySchema) });
 
 export const okOutput = z.object({ ok: z.literal(true) });
@@ -119,3 +121,4 @@ export const callStatsOutput = z.object({
   /** The error outcomes, most frequent first (at most 8). */
   topErrors: z.array(z.object({ outcome: z.string(), count: z.number().int().nonnegative() })),
 });
+export type CallStats = z.infer<typeof callStatsOutput>;

@@ -50,6 +50,7 @@ export const listCallsOutput = z.object({
   /** Present only when older records follow. */
   next_cursor: z.string().optional(),
 });
+export type CallLogPage = z.infer<typeof listCallsOutput>;
 
 export const listAuditInput = z.object({
   /** `client.created`, `api_key.revoked`, `connection.granted`… */
@@ -74,11 +75,14 @@ export const auditEventSchema = z.object({
   /** Hex SHA-256 of the previous event's hash followed by this event's RFC 8785 canonical JSON. */
   hash: z.string(),
 });
+/** An event as stored and answered: the server's type and the console's. */
+export type AuditEventView = z.infer<typeof auditEventSchema>;
 
 export const listAuditOutput = z.object({
   events: z.array(auditEventSchema),
   next_cursor: z.string().optional(),
 });
+export type AuditTrailPage = z.infer<typeof listAuditOutput>;
 
 export const verifyAuditOutput = z.object({
   ok: z.boolean(),
@@ -86,3 +90,4 @@ export const verifyAuditOutput = z.object({
   /** The first event that does not follow from its predecessor (altered, removed or out of place). */
   firstBadId: z.string().optional(),
 });
+export type AuditVerification = z.infer<typeof verifyAuditOutput>;

@@ -36,6 +36,18 @@ describe('deriveTools', () => {
     expect(tools.get('get_v1_items_id')?.operationId).toBeNull();
   });
 
+  it('gives a repeated name _2, _3, …, cut so that the name stays within 128 characters', async () => {
+    const long = 'L'.repeat(128);
+    const op = (operationId: string) => ({ operationId, responses: { 200: { description: 'ok' } } });
+    const tools = await toolsOf(
+      doc({
+        '/a': { get: op('same'), post: op('same'), put: op('same') },
+        '/b': { get: op(long), post: op(long) },
+      }),
+    );
+    expect([...tools.keys()]).toEqual(['same', 'same_2', 'same_3', long, `${'L'.repeat(126)}_2`]);
+  });
+
   it('derives a whole tool: path-level parameter merged in, defaults filled, schema closed', async () => {
     expect((await upstreamTools()).get('getItem')).toEqual({
       name: 'getItem',

@@ -5,11 +5,10 @@
  * segment is an element with its own <title>, the figure has a summary, and the CSP needs nothing
  * (SVG presentation attributes are not styles).
  */
+import type { CallStats } from '../../../shared/schemas/admin.ts';
 
-export interface Minute {
-  at: string;
-  counts: Record<string, number>;
-}
+/** A minute of GET /admin/calls/stats: its calls by outcome. */
+export type Minute = CallStats['minutes'][number];
 
 /** `ok` first, then the errors most frequent first: the stack's order and the legend's. */
 export function outcomeOrder(minutes: Minute[]): string[] {

@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { ErrorNote, type Loaded, Loading, useLoad } from './ui.tsx';
+import { type Loaded, LoadedView, Table, type TableProps, useLoad } from './ui.tsx';
 
 /**
  * A filtered list paged by cursor, as the call log, the audit trail and the connections show one:
@@ -138,20 +138,35 @@ export function PagedRows<F extends Values, P>(props: {
 }) {
   const { page, filtered } = props.list;
   return (
-    <>
-      <ErrorNote error={page.error} />
-      {page.data === undefined ? (
-        page.loading ? (
-          <Loading what={props.what} />
-        ) : null
-      ) : props.isEmpty(page.data) ? (
-        <p class="empty">
+    <LoadedView
+      loaded={page}
+      what={props.what}
+      isEmpty={props.isEmpty}
+      empty={
+        <>
           {props.none} {filtered ? 'matches these filters' : 'yet'}.
-        </p>
-      ) : (
-        <div class="table-wrap">{props.children(page.data)}</div>
-      )}
-    </>
+        </>
+      }
+    >
+      {(data) => <div class="table-wrap">{props.children(data)}</div>}
+    </LoadedView>
+  );
+}
+
+/** The page as a table ({@link PagedRows}): "No …" when `items` of the page are none. */
+export function PagedTable<F extends Values, P, I>(
+  props: TableProps<I> & {
+    list: PagedList<F, P>;
+    what: string;
+    none: string;
+    items: (page: P) => readonly I[];
+  },
+) {
+  const { list, what, none, items, ...table } = props;
+  return (
+    <PagedRows list={list} what={what} none={none} isEmpty={(page) => items(page).length === 0}>
+      {(page) => <Table {...table} items={items(page)} />}
+    </PagedRows>
   );
 }
 

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ApiError, type Session, signIn } from './api.ts';
+import { bound } from './ui.tsx';
 
 /** Why a sign-in failed, in words a person acts on. */
 function explain(error: unknown): string {
@@ -54,8 +55,7 @@ export function SignIn({ onSignedIn, ended }: { onSignedIn: (session: Session) =
           autocomplete="off"
           spellcheck={false}
           required
-          value={key}
-          onInput={(event) => setKey(event.currentTarget.value)}
+          {...bound(key, setKey)}
           aria-describedby="admin-key-help"
         />
         <p id="admin-key-help" class="muted small">

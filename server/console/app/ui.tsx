@@ -1,4 +1,4 @@
-import type { ComponentChildren } from 'preact';
+import type { ComponentChildren, TargetedEvent } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api.ts';
 
@@ -68,6 +68,92 @@ export function PageTitle({ title, children }: { title: string; children?: Compo
       {children ? <div class="page-actions">{children}</div> : null}
     </header>
   );
+}
+
+/**
+ * What a page shows of a load (useLoad): its error; "Loading …" until the first answer; `empty`
+ * (a <p class="empty">) when `isEmpty` says the answer holds nothing; else what `children` draws
+ * of it. A reload keeps the answer shown meanwhile.
+ */
+export function LoadedView<T>(props: {
+  loaded: Loaded<T>;
+  /** What is loading, for "Loading apps…". */
+  what: string;
+  isEmpty?: (data: T) => boolean;
+  empty?: ComponentChildren;
+  children: (data: T) => ComponentChildren;
+}) {
+  const { data, error, loading } = props.loaded;
+  return (
+    <>
+      <ErrorNote error={error} />
+      {data === undefined ? (
+        loading ? (
+          <Loading what={props.what} />
+        ) : null
+      ) : props.isEmpty?.(data) ? (
+        <p class="empty">{props.empty}</p>
+      ) : (
+        props.children(data)
+      )}
+    </>
+  );
+}
+
+/** A table's look: a caption for screen readers (the page's heading names the list already), its column heads. */
+export interface TableProps<I> {
+  caption?: string;
+  class?: string;
+  /** Set while newer rows are being loaded in place of these. */
+  busy?: boolean;
+  head: ComponentChildren;
+  /** One row (a <tr> with its key) of an item. */
+  row: (item: I) => ComponentChildren;
+}
+
+/** A table as the lists draw one: `items`, a row each. */
+export function Table<I>(props: TableProps<I> & { items: readonly I[] }) {
+  return (
+    <table class={props.class} aria-busy={props.busy}>
+      {props.caption ? <caption class="sr-only">{props.caption}</caption> : null}
+      <thead>
+        <tr>{props.head}</tr>
+      </thead>
+      <tbody>{props.items.map((item) => props.row(item))}</tbody>
+    </table>
+  );
+}
+
+/**
+ * A list loaded whole (useLoad) as a table ({@link LoadedView}): `empty` when `items` of the answer
+ * are none.
+ */
+export function LoadedTable<T, I>(
+  props: TableProps<I> & {
+    loaded: Loaded<T>;
+    what: string;
+    items: (data: T) => readonly I[];
+    empty: ComponentChildren;
+  },
+) {
+  const { loaded, what, items, empty, ...table } = props;
+  return (
+    <LoadedView loaded={loaded} what={what} isEmpty={(data) => items(data).length === 0} empty={empty}>
+      {(data) => (
+        <div class="table-wrap">
+          <Table {...table} items={items(data)} />
+        </div>
+      )}
+    </LoadedView>
+  );
+}
+
+/** Binds a text field to a piece of state: its value, and each keystroke written back. */
+export function bound(value: string, set: (value: string) => void) {
+  return {
+    value,
+    onInput: (event: TargetedEvent<HTMLInputElement>) => set(event.currentTarget.value),
+  };
 }
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });

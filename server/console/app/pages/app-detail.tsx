@@ -3,7 +3,17 @@ import { useLocation, useRoute } from 'preact-iso';
 import type { ToolView } from '../../../../shared/schemas/agent.ts';
 import type { AppView } from '../../../../shared/schemas/apps.ts';
 import { api, withQuery } from '../api.ts';
-import { ConfirmButton, ErrorNote, Loading, PageTitle, useLoad, When } from '../ui.tsx';
+import {
+  bound,
+  ConfirmButton,
+  ErrorNote,
+  LoadedView,
+  Loading,
+  PageTitle,
+  Table,
+  useLoad,
+  When,
+} from '../ui.tsx';
 
 interface ToolsPage {
   tools: ToolView[];
@@ -36,16 +46,15 @@ export function AppDetailPage() {
       <p>
         <a href="/console/apps">← All apps</a>
       </p>
-      <ErrorNote error={app.error} />
-      {app.data ? (
-        <>
-          <AppSummary app={app.data} />
-          <Tools appId={appId} total={app.data.tools.length} />
-          <Skipped app={app.data} />
-        </>
-      ) : app.loading ? (
-        <Loading what="the app" />
-      ) : null}
+      <LoadedView loaded={app} what="the app">
+        {(data) => (
+          <>
+            <AppSummary app={data} />
+            <Tools appId={appId} total={data.tools.length} />
+            <Skipped app={data} />
+          </>
+        )}
+      </LoadedView>
     </>
   );
 }
@@ -114,8 +123,7 @@ function Tools({ appId, total }: { appId: string; total: number }) {
             id="tool-search"
             type="search"
             placeholder="e.g. open a bug report in octocat/hello-world"
-            value={typed}
-            onInput={(event) => setTyped(event.currentTarget.value)}
+            {...bound(typed, setTyped)}
           />
           <button type="submit">Search</button>
           {query ? (
@@ -198,26 +206,25 @@ function Skipped({ app }: { app: AppView }) {
         <p class="empty">Every operation of the document became a tool.</p>
       ) : (
         <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
+          <Table
+            head={
+              <>
                 <th scope="col">Operation</th>
                 <th scope="col">operationId</th>
                 <th scope="col">Why it was left out</th>
+              </>
+            }
+            items={app.skipped}
+            row={(operation) => (
+              <tr key={`${operation.method} ${operation.path}`}>
+                <td class="mono">
+                  {operation.method.toUpperCase()} {operation.path}
+                </td>
+                <td class="mono">{operation.operationId ?? '—'}</td>
+                <td>{operation.reason}</td>
               </tr>
-            </thead>
-            <tbody>
-              {app.skipped.map((operation) => (
-                <tr key={`${operation.method} ${operation.path}`}>
-                  <td class="mono">
-                    {operation.method.toUpperCase()} {operation.path}
-                  </td>
-                  <td class="mono">{operation.operationId ?? '—'}</td>
-                  <td>{operation.reason}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            )}
+          />
         </div>
       )}
     </section>

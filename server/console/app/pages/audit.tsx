@@ -1,29 +1,8 @@
 import { useState } from 'preact/hooks';
+import type { AuditTrailPage, AuditVerification } from '../../../../shared/schemas/observe.ts';
 import { api, withQuery } from '../api.ts';
-import { type FilterField, FilterForm, PagedRows, Pager, toIso, usePagedList } from '../paged-list.tsx';
+import { type FilterField, FilterForm, PagedTable, Pager, toIso, usePagedList } from '../paged-list.tsx';
 import { describeError, PageTitle, When } from '../ui.tsx';
-
-/** An audit event (docs/reference.md "Audit trail"): no secrets. */
-interface AuditEvent {
-  id: string;
-  at: string;
-  actor: string;
-  action: string;
-  target: string;
-  details: Record<string, unknown>;
-  hash: string;
-}
-
-interface Page {
-  events: AuditEvent[];
-  next_cursor?: string;
-}
-
-interface Verification {
-  ok: boolean;
-  checked: number;
-  firstBadId?: string;
-}
 
 type Filter = Record<'action' | 'actor' | 'since' | 'until', string>;
 
@@ -36,17 +15,19 @@ const FILTER_FIELDS: FilterField<Filter>[] = [
 
 /** The audit trail: who changed what, newest first, and checking the hash chain. */
 export function AuditPage() {
-  const list = usePagedList<Filter, Page>({ action: '', actor: '', since: '', until: '' }, (filter, cursor) =>
-    api<Page>(
-      'GET',
-      withQuery('/admin/audit', {
-        ...filter,
-        since: toIso(filter.since),
-        until: toIso(filter.until),
-        limit: 50,
-        cursor,
-      }),
-    ),
+  const list = usePagedList<Filter, AuditTrailPage>(
+    { action: '', actor: '', since: '', until: '' },
+    (filter, cursor) =>
+      api<AuditTrailPage>(
+        'GET',
+        withQuery('/admin/audit', {
+          ...filter,
+          since: toIso(filter.since),
+          until: toIso(filter.until),
+          limit: 50,
+          cursor,
+        }),
+      ),
   );
 
   return (
@@ -54,47 +35,46 @@ export function AuditPage() {
       <PageTitle title="Audit trail" />
       <Verify />
       <FilterForm list={list} fields={FILTER_FIELDS} idPrefix="audit" />
-      <PagedRows list={list} what="events" none="No event" isEmpty={(data) => data.events.length === 0}>
-        {(data) => (
-          <table class="audit">
-            <caption class="sr-only">Audit events, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col" class="num">
-                  #
-                </th>
-                <th scope="col">When</th>
-                <th scope="col">Action</th>
-                <th scope="col">Target</th>
-                <th scope="col">Actor</th>
-                <th scope="col">Details</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.events.map((event) => (
-                <tr key={event.id}>
-                  <td class="num mono small" title={`hash ${event.hash}`}>
-                    {event.id}
-                  </td>
-                  <td>
-                    <When at={event.at} />
-                  </td>
-                  <th scope="row" class="mono small">
-                    {event.action}
-                  </th>
-                  <td class="mono small wrap">{event.target}</td>
-                  <td class="mono small wrap">{event.actor}</td>
-                  <td class="mono small wrap">
-                    {Object.entries(event.details)
-                      .map(([name, value]) => `${name}: ${JSON.stringify(value)}`)
-                      .join(' · ')}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+      <PagedTable
+        list={list}
+        what="events"
+        none="No event"
+        items={(data) => data.events}
+        class="audit"
+        caption="Audit events, newest first"
+        head={
+          <>
+            <th scope="col" class="num">
+              #
+            </th>
+            <th scope="col">When</th>
+            <th scope="col">Action</th>
+            <th scope="col">Target</th>
+            <th scope="col">Actor</th>
+            <th scope="col">Details</th>
+          </>
+        }
+        row={(event) => (
+          <tr key={event.id}>
+            <td class="num mono small" title={`hash ${event.hash}`}>
+              {event.id}
+            </td>
+            <td>
+              <When at={event.at} />
+            </td>
+            <th scope="row" class="mono small">
+              {event.action}
+            </th>
+            <td class="mono small wrap">{event.target}</td>
+            <td class="mono small wrap">{event.actor}</td>
+            <td class="mono small wrap">
+              {Object.entries(event.details)
+                .map(([name, value]) => `${name}: ${JSON.stringify(value)}`)
+                .join(' · ')}
+            </td>
+          </tr>
         )}
-      </PagedRows>
+      />
       <Pager list={list} />
     </>
   );
@@ -105,7 +85,7 @@ function Verify() {
   const [state, setState] = useState<
     | { kind: 'idle' }
     | { kind: 'busy' }
-    | { kind: 'done'; result: Verification }
+    | { kind: 'done'; result: AuditVerification }
     | { kind: 'failed'; error: unknown }
   >({ kind: 'idle' });
   return (
@@ -122,7 +102,7 @@ function Verify() {
         onClick={async () => {
           setState({ kind: 'busy' });
           try {
-            setState({ kind: 'done', result: await api<Verification>('GET', '/admin/audit/verify') });
+            setState({ kind: 'done', result: await api<AuditVerification>('GET', '/admin/audit/verify') });
           } catch (error) {
             setState({ kind: 'failed', error });
           }

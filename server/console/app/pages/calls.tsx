@@ -1,31 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
+import type { CallLogPage } from '../../../../shared/schemas/observe.ts';
 import { api, withQuery } from '../api.ts';
-import { type FilterField, FilterForm, PagedRows, Pager, toIso, usePagedList } from '../paged-list.tsx';
+import { type FilterField, FilterForm, PagedTable, Pager, toIso, usePagedList } from '../paged-list.tsx';
 import { Outcome, PageTitle, When } from '../ui.tsx';
-
-/** A call-log record (docs/reference.md "Call log"): never parameters, bodies or tokens. */
-export interface CallView {
-  id: string;
-  at: string;
-  durationMs: number;
-  surface: 'rest' | 'trpc' | 'mcp';
-  keyId: string | null;
-  clientId: string;
-  userId: string | null;
-  appId: string | null;
-  toolId: string | null;
-  outcome: string;
-  status: number;
-  upstreamStatus: number | null;
-  idempotentReplay: boolean;
-  requestId: string;
-}
-
-interface Page {
-  calls: CallView[];
-  next_cursor?: string;
-}
 
 const FIELDS = ['clientId', 'userId', 'appId', 'toolId', 'outcome'] as const;
 type Field = (typeof FIELDS)[number];
@@ -62,10 +40,10 @@ function initialFilter(query: Record<string, string>): Filter {
 /** The call log: newest first, filtered, paged, refreshed every few seconds while wanted. */
 export function CallsPage() {
   const { query } = useLocation();
-  const list = usePagedList<Filter, Page>(
+  const list = usePagedList<Filter, CallLogPage>(
     () => initialFilter(query),
     (filter, cursor) =>
-      api<Page>(
+      api<CallLogPage>(
         'GET',
         withQuery('/admin/calls', {
           ...filter,
@@ -95,61 +73,61 @@ export function CallsPage() {
         </label>
       </PageTitle>
       <FilterForm list={list} fields={FILTER_FIELDS} idPrefix="calls" />
-      <PagedRows list={list} what="calls" none="No call" isEmpty={(data) => data.calls.length === 0}>
-        {(data) => (
-          <table class="calls" aria-busy={page.loading}>
-            <caption class="sr-only">Tool calls, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Tool</th>
-                <th scope="col">Outcome</th>
-                <th scope="col" class="num">
-                  Status
-                </th>
-                <th scope="col" class="num">
-                  ms
-                </th>
-                <th scope="col">Client · user</th>
-                <th scope="col">Key · surface · request</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.calls.map((call) => (
-                <tr key={call.id}>
-                  <td>
-                    <When at={call.at} />
-                  </td>
-                  <th scope="row" class="mono small wrap">
-                    {call.toolId ?? <span class="muted">—</span>}
-                  </th>
-                  <td>
-                    <Outcome outcome={call.outcome} />
-                    {call.idempotentReplay ? <span class="chip">replay</span> : null}
-                  </td>
-                  <td class="num">
-                    {call.status}
-                    {call.upstreamStatus !== null ? (
-                      <div class="muted small" title="The upstream's status">
-                        upstream {call.upstreamStatus}
-                      </div>
-                    ) : null}
-                  </td>
-                  <td class="num">{call.durationMs}</td>
-                  <td class="mono small wrap">
-                    {call.clientId}
-                    {call.userId !== null ? <div>{call.userId}</div> : null}
-                  </td>
-                  <td class="mono small wrap">
-                    {call.keyId ?? '—'} · {call.surface}
-                    <div class="muted">{call.requestId}</div>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+      <PagedTable
+        list={list}
+        what="calls"
+        none="No call"
+        items={(data) => data.calls}
+        class="calls"
+        busy={page.loading}
+        caption="Tool calls, newest first"
+        head={
+          <>
+            <th scope="col">When</th>
+            <th scope="col">Tool</th>
+            <th scope="col">Outcome</th>
+            <th scope="col" class="num">
+              Status
+            </th>
+            <th scope="col" class="num">
+              ms
+            </th>
+            <th scope="col">Client · user</th>
+            <th scope="col">Key · surface · request</th>
+          </>
+        }
+        row={(call) => (
+          <tr key={call.id}>
+            <td>
+              <When at={call.at} />
+            </td>
+            <th scope="row" class="mono small wrap">
+              {call.toolId ?? <span class="muted">—</span>}
+            </th>
+            <td>
+              <Outcome outcome={call.outcome} />
+              {call.idempotentReplay ? <span class="chip">replay</span> : null}
+            </td>
+            <td class="num">
+              {call.status}
+              {call.upstreamStatus !== null ? (
+                <div class="muted small" title="The upstream's status">
+                  upstream {call.upstreamStatus}
+                </div>
+              ) : null}
+            </td>
+            <td class="num">{call.durationMs}</td>
+            <td class="mono small wrap">
+              {call.clientId}
+              {call.userId !== null ? <div>{call.userId}</div> : null}
+            </td>
+            <td class="mono small wrap">
+              {call.keyId ?? '—'} · {call.surface}
+              <div class="muted">{call.requestId}</div>
+            </td>
+          </tr>
         )}
-      </PagedRows>
+      />
       <Pager list={list} />
     </>
   );

@@ -1,19 +1,20 @@
 import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
+import type { ApiKeyView, ClientView } from '../../../../shared/schemas/admin.ts';
 import type { AppView } from '../../../../shared/schemas/apps.ts';
 import { api, withQuery } from '../api.ts';
 import { KEY_SCOPES } from '../scopes.ts';
-import { ConfirmButton, ErrorNote, Loading, PageTitle, useLoad, When } from '../ui.tsx';
-import type { ClientView } from './clients.tsx';
-
-interface KeyView {
-  keyId: string;
-  name: string | null;
-  scopes: string[];
-  createdAt: string;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-}
+import {
+  bound,
+  ConfirmButton,
+  ErrorNote,
+  LoadedView,
+  Loading,
+  PageTitle,
+  Table,
+  useLoad,
+  When,
+} from '../ui.tsx';
 
 /** One client: its redirect URIs and its API keys (created — shown once — and revoked). */
 export function ClientDetailPage() {
@@ -28,31 +29,33 @@ export function ClientDetailPage() {
       <p>
         <a href="/console/clients">← All clients</a>
       </p>
-      <ErrorNote error={clients.error} />
-      {clients.data && !client ? <p class="note error">No client has the id {clientId}.</p> : null}
-      {client ? (
-        <>
-          <dl class="facts card">
-            <dt>Client id</dt>
-            <dd class="mono">{client.clientId}</dd>
-            <dt>Created</dt>
-            <dd>
-              <When at={client.createdAt} />
-            </dd>
-          </dl>
-          <ApiKeys clientId={clientId} />
-          <RedirectUris clientId={clientId} />
-        </>
-      ) : clients.loading ? (
-        <Loading what="the client" />
-      ) : null}
+      <LoadedView loaded={clients} what="the client">
+        {() =>
+          client ? (
+            <>
+              <dl class="facts card">
+                <dt>Client id</dt>
+                <dd class="mono">{client.clientId}</dd>
+                <dt>Created</dt>
+                <dd>
+                  <When at={client.createdAt} />
+                </dd>
+              </dl>
+              <ApiKeys clientId={clientId} />
+              <RedirectUris clientId={clientId} />
+            </>
+          ) : (
+            <p class="note error">No client has the id {clientId}.</p>
+          )
+        }
+      </LoadedView>
     </>
   );
 }
 
 function ApiKeys({ clientId }: { clientId: string }) {
   const base = `/admin/clients/${encodeURIComponent(clientId)}/api-keys`;
-  const keys = useLoad(() => api<{ keys: KeyView[] }>('GET', base), [base]);
+  const keys = useLoad(() => api<{ keys: ApiKeyView[] }>('GET', base), [base]);
   const apps = useLoad(() => api<{ apps: AppView[] }>('GET', '/admin/apps'), []);
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<string[]>(['tools:execute']);
@@ -111,7 +114,7 @@ function ApiKeys({ clientId }: { clientId: string }) {
         <div class="inline-form">
           <div class="field">
             <label for="key-name">New key's name (optional)</label>
-            <input id="key-name" value={name} onInput={(event) => setName(event.currentTarget.value)} />
+            <input id="key-name" {...bound(name, setName)} />
           </div>
           <button type="submit" class="primary" disabled={scopes.length === 0}>
             Create key
@@ -134,50 +137,49 @@ function ApiKeys({ clientId }: { clientId: string }) {
           <p class="empty">This client has no key yet.</p>
         ) : (
           <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
+            <Table
+              head={
+                <>
                   <th scope="col">Key</th>
                   <th scope="col">Scopes</th>
                   <th scope="col">Created</th>
                   <th scope="col">Last used</th>
                   <th scope="col">State</th>
+                </>
+              }
+              items={keys.data.keys}
+              row={(key) => (
+                <tr key={key.keyId} class={key.revokedAt ? 'revoked' : undefined}>
+                  <th scope="row">
+                    {key.name ?? <span class="muted">unnamed</span>}
+                    <div class="mono small muted">{key.keyId}</div>
+                  </th>
+                  <td class="mono small">{key.scopes.join(' ')}</td>
+                  <td>
+                    <When at={key.createdAt} />
+                  </td>
+                  <td>
+                    <When at={key.lastUsedAt} />
+                  </td>
+                  <td>
+                    {key.revokedAt ? (
+                      <span>
+                        revoked <When at={key.revokedAt} />
+                      </span>
+                    ) : (
+                      <ConfirmButton
+                        label="Revoke"
+                        confirm={`Revoke the key ${key.name ?? key.keyId}? Every server refuses it within seconds.`}
+                        onConfirm={async () => {
+                          await api('DELETE', `/admin/api-keys/${encodeURIComponent(key.keyId)}`);
+                          keys.reload();
+                        }}
+                      />
+                    )}
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {keys.data.keys.map((key) => (
-                  <tr key={key.keyId} class={key.revokedAt ? 'revoked' : undefined}>
-                    <th scope="row">
-                      {key.name ?? <span class="muted">unnamed</span>}
-                      <div class="mono small muted">{key.keyId}</div>
-                    </th>
-                    <td class="mono small">{key.scopes.join(' ')}</td>
-                    <td>
-                      <When at={key.createdAt} />
-                    </td>
-                    <td>
-                      <When at={key.lastUsedAt} />
-                    </td>
-                    <td>
-                      {key.revokedAt ? (
-                        <span>
-                          revoked <When at={key.revokedAt} />
-                        </span>
-                      ) : (
-                        <ConfirmButton
-                          label="Revoke"
-                          confirm={`Revoke the key ${key.name ?? key.keyId}? Every server refuses it within seconds.`}
-                          onConfirm={async () => {
-                            await api('DELETE', `/admin/api-keys/${encodeURIComponent(key.keyId)}`);
-                            keys.reload();
-                          }}
-                        />
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+              )}
+            />
           </div>
         )
       ) : (
@@ -218,8 +220,7 @@ function RedirectUris({ clientId }: { clientId: string }) {
             type="url"
             required
             placeholder="https://agent.example/oauth/done"
-            value={uri}
-            onInput={(event) => setUri(event.currentTarget.value)}
+            {...bound(uri, setUri)}
           />
         </div>
         <button type="submit" class="primary">

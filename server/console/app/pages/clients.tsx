@@ -1,12 +1,7 @@
 import { useState } from 'preact/hooks';
+import type { ClientView } from '../../../../shared/schemas/admin.ts';
 import { api } from '../api.ts';
-import { ErrorNote, Loading, PageTitle, useLoad, When } from '../ui.tsx';
-
-export interface ClientView {
-  clientId: string;
-  name: string;
-  createdAt: string;
-}
+import { bound, ErrorNote, LoadedTable, PageTitle, useLoad, When } from '../ui.tsx';
 
 /** Clients: the AI clients (agents' owners), and creating one. */
 export function ClientsPage() {
@@ -44,8 +39,7 @@ export function ClientsPage() {
               required
               maxLength={200}
               placeholder="e.g. support agent"
-              value={name}
-              onInput={(event) => setName(event.currentTarget.value)}
+              {...bound(name, setName)}
             />
           </div>
           <button type="submit" class="primary" disabled={busy}>
@@ -54,40 +48,31 @@ export function ClientsPage() {
         </form>
         <ErrorNote error={error} />
       </section>
-      <ErrorNote error={clients.error} />
-      {clients.data === undefined ? (
-        clients.loading ? (
-          <Loading what="clients" />
-        ) : null
-      ) : clients.data.clients.length === 0 ? (
-        <p class="empty">No client yet. An agent's API keys belong to a client.</p>
-      ) : (
-        <div class="table-wrap">
-          <table>
-            <caption class="sr-only">Clients</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Client id (X-Service-Client-Id)</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {clients.data.clients.map((client) => (
-                <tr key={client.clientId}>
-                  <th scope="row">
-                    <a href={`/console/clients/${encodeURIComponent(client.clientId)}`}>{client.name}</a>
-                  </th>
-                  <td class="mono">{client.clientId}</td>
-                  <td>
-                    <When at={client.createdAt} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      <LoadedTable
+        loaded={clients}
+        what="clients"
+        items={(data) => data.clients}
+        empty="No client yet. An agent's API keys belong to a client."
+        caption="Clients"
+        head={
+          <>
+            <th scope="col">Name</th>
+            <th scope="col">Client id (X-Service-Client-Id)</th>
+            <th scope="col">Created</th>
+          </>
+        }
+        row={(client) => (
+          <tr key={client.clientId}>
+            <th scope="row">
+              <a href={`/console/clients/${encodeURIComponent(client.clientId)}`}>{client.name}</a>
+            </th>
+            <td class="mono">{client.clientId}</td>
+            <td>
+              <When at={client.createdAt} />
+            </td>
+          </tr>
+        )}
+      />
     </>
   );
 }

@@ -1,8 +1,7 @@
-import type { AdminConnectionView } from '../../../../shared/schemas/admin.ts';
+import type { AdminConnectionView, ClientView } from '../../../../shared/schemas/admin.ts';
 import { api, withQuery } from '../api.ts';
 import { FilterForm, PagedRows, Pager, usePagedList } from '../paged-list.tsx';
 import { ConfirmButton, PageTitle, useLoad, When } from '../ui.tsx';
-import type { ClientView } from './clients.tsx';
 
 interface Page {
   connections: AdminConnectionView[];

@@ -1,19 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
+import type { CallStats } from '../../../../shared/schemas/admin.ts';
 import { api, withQuery } from '../api.ts';
-import { CallsChart, type Minute } from '../chart.tsx';
+import { CallsChart } from '../chart.tsx';
 import { ErrorNote, Loading, Outcome, PageTitle, useLoad } from '../ui.tsx';
-
-/** GET /admin/calls/stats (docs/reference.md "Web console"). */
-interface CallStats {
-  since: string;
-  until: string;
-  total: number;
-  errors: number;
-  p50Ms: number | null;
-  p99Ms: number | null;
-  minutes: Minute[];
-  topErrors: Array<{ outcome: string; count: number }>;
-}
 
 const WINDOWS = [
   { minutes: 15, label: '15 minutes' },

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { SkippedOperationView } from '../../../../shared/schemas/apps.ts';
 import { putWithProgress } from '../api.ts';
-import { ErrorNote } from '../ui.tsx';
+import { bound, ErrorNote } from '../ui.tsx';
 
 /**
  * Registers an app from an OpenAPI (3.0, 3.1) or Swagger 2.0 file, JSON or YAML, with PUT
@@ -106,28 +106,20 @@ export function RegisterApp({ onRegistered }: { onRegistered: () => void }) {
           }}
         />
         <label for="app-id">App id</label>
-        <input
-          id="app-id"
-          required
-          pattern="[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}"
-          value={appId}
-          onInput={(event) => setAppId(event.currentTarget.value)}
-        />
+        <input id="app-id" required pattern="[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}" {...bound(appId, setAppId)} />
         <label for="app-provider">Provider</label>
         <input
           id="app-provider"
           required
           placeholder="vendor.product, e.g. github.rest"
-          value={provider}
-          onInput={(event) => setProvider(event.currentTarget.value)}
+          {...bound(provider, setProvider)}
         />
         <label for="app-base-url">Base URL (optional)</label>
         <input
           id="app-base-url"
           type="url"
           placeholder="else the document's servers[0].url"
-          value={baseUrl}
-          onInput={(event) => setBaseUrl(event.currentTarget.value)}
+          {...bound(baseUrl, setBaseUrl)}
         />
         <label for="app-auth">Upstream authorization</label>
         <select
