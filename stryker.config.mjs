@@ -35,9 +35,10 @@
 //     a tracer's span, never undefined; the `?.` is for inSpan's type, which allows no tracer.
 //   - the report's initial `outcome: 'ok'` (~142): overwritten from the outcome before anything
 //     reads the report (metrics, call log, log line); runCall fills in only the other fields.
-//   - redactFailure's guard (~236, six mutants): not equivalent, held by
-//     test/calls/relayed-bodies.test.ts (a 502's upstream_body redacted, also as stored for a
-//     replay), which this file's run does not name; `if (true)` there was seen red by hand.
+//   - redactFailure's `seen.size === 0` made `false` (~236): with no secret injected the Redactor
+//     has nothing to replace, and its excerpt of a body already cut to 64 KiB is the body itself:
+//     a shortcut, the same answer. (The guard's other five mutants are killed by
+//     test/calls/relayed-bodies.test.ts, which the run names since 2026-11-28.)
 // - server/catalog/request.ts (line numbers of this commit):
 //   - the `url.hash === ''`, `username`/`password`/`protocol`/`host` conjuncts of the final
 //     containment check (~134–139): the template and every value are percent-encoded before the
