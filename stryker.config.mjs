@@ -35,9 +35,10 @@
 //     a tracer's span, never undefined; the `?.` is for inSpan's type, which allows no tracer.
 //   - the report's initial `outcome: 'ok'` (~142): overwritten from the outcome before anything
 //     reads the report (metrics, call log, log line); runCall fills in only the other fields.
-//   - redactFailure's guard (~236, six mutants): not equivalent, held by
-//     test/calls/relayed-bodies.test.ts (a 502's upstream_body redacted, also as stored for a
-//     replay), which this file's run does not name; `if (true)` there was seen red by hand.
+//   - redactFailure's `seen.size === 0` made `false` (~236): with no secret injected the Redactor
+//     has nothing to replace, and its excerpt of a body already cut to 64 KiB is the body itself:
+//     a shortcut, the same answer. (The guard's other five mutants are killed by
+//     test/calls/relayed-bodies.test.ts, which the run names since 2026-11-28.)
 // - server/catalog/request.ts (line numbers of this commit):
 //   - the `url.hash === ''`, `username`/`password`/`protocol`/`host` conjuncts of the final
 //     containment check (~134–139): the template and every value are percent-encoded before the
@@ -76,6 +77,15 @@
 //   - `case 'timeout'` (~236–237, four mutants): not equivalent; the provider's own time-out is
 //     max(LIMITS.refreshTimeoutMs = 60 s, UPSTREAM_TIMEOUT_MS), so a test would wait a minute or
 //     more (the call's own 504 at its time-out is tested). Unguarded by choice.
+//   - `failure.kind === 'unreachable'` made `true` in the log's `cause` (~218): the other failures
+//     carry no `code`, and `cause: undefined` is left out of the JSON line like `oauthError` above.
+//   - `parseScope(fresh.scope, [])`'s fallback made another list (~244): parseScope reads its
+//     fallback only when the scope is undefined, and that case takes the other branch.
+//   - the interactive transaction's bounds `{ maxWait, timeout }` (~258: emptied, or `+` made `-`
+//     or `/`, four mutants): not equivalent; they matter only past Prisma's defaults (2 s to get
+//     a connection, 5 s in all), i.e. a provider slower than 5 s. Even then the answer is kept (the
+//     lost transaction sends it down the save-anew path, which is tested): a test would wait over
+//     5 s to see a warning. Unguarded by choice.
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: 'vitest',

@@ -9,7 +9,8 @@
  * as deep as dist/server, so its relative paths resolve). Every variant gets its own toolgate
  * (as `npm start` runs it, on a fresh PostgreSQL database, dropped at the end), the bench's app,
  * client and key; then each round loads every variant in turn (10 connections, 2 s warm-up, then
- * measured) and reads its CPU per call from /proc. Prints each round and the medians.
+ * measured) and reads its CPU per call from /proc, and that of its database's PostgreSQL backends
+ * (the same machine's; the server's figure does not hold them). Prints each round and the medians.
  *
  * Options: --rounds=3 --duration=8 --warmup=2 --target=proxy|mcp --postgres=postgresql://postgres@127.0.0.1:5432/postgres
  *   --bare   also the bench's bare proxy (scripts/bench/bare-proxy.ts), loaded in turn like the
@@ -77,6 +78,9 @@ interface Variant {
   pid: number;
   load: { url: string; headers: Record<string, string>; body: string };
   results: number[];
+  /** Its PostgreSQL database (none for the bare proxy), and the CPU its backends took per call, a round each. */
+  database?: string;
+  databaseResults: number[];
 }
 
 async function start(spec: string, upstreamUrl: string): Promise<Variant> {
@@ -156,7 +160,27 @@ async function start(spec: string, upstreamUrl: string): Promise<Variant> {
         };
   const check = await fetch(load.url, { method: 'POST', headers: load.headers, body: load.body });
   if (check.status !== 200) throw new Error(`${name}: ${check.status} ${await check.text()}`);
-  return { name, pid: child.pid as number, load, results: [] };
+  return { name, pid: child.pid as number, load, results: [], database, databaseResults: [] };
+}
+
+/**
+ * CPU ms so far of each backend on the variant's database, by pid: the database's own work for
+ * the server (the call log's INSERTs, above all), which /proc of the server does not show.
+ */
+async function backendsCpuMs(variant: Variant): Promise<Map<number, number>> {
+  const cpu = new Map<number, number>();
+  if (!variant.database) return cpu;
+  await withPg(async (client) => {
+    const { rows } = await client.query<{ pid: number }>(
+      'SELECT pid FROM pg_stat_activity WHERE datname = $1',
+      [variant.database],
+    );
+    for (const { pid } of rows) {
+      const ms = cpuMs(pid);
+      if (ms !== null) cpu.set(pid, ms);
+    }
+  });
+  return cpu;
 }
 
 function processCpuMs(variant: Variant): number {
@@ -184,7 +208,7 @@ async function bare(upstreamUrl: string): Promise<Variant> {
     child.once('message', (m: { url: string }) => resolve(m.url)),
   );
   const load = { url: `${url}${ITEM_PATH}`, headers: { accept: 'application/json' }, body: '' };
-  return { name: 'bare', pid: child.pid as number, load, results: [] };
+  return { name: 'bare', pid: child.pid as number, load, results: [], databaseResults: [] };
 }
 
 async function main(): Promise<void> {
@@ -203,24 +227,30 @@ async function main(): Promise<void> {
     const turn = (round - 1) % variants.length;
     for (const variant of [...variants.slice(turn), ...variants.slice(0, turn)]) {
       if (warmup > 0) await run(variant, warmup);
+      const backendsBefore = await backendsCpuMs(variant);
       const before = processCpuMs(variant);
       const result = await run(variant, duration);
       const us = ((processCpuMs(variant) - before) * 1000) / result.requests.total;
+      let backendMs = 0;
+      // A backend opened during the round counts from its start; one closed during it is lost.
+      for (const [pid, ms] of await backendsCpuMs(variant)) backendMs += ms - (backendsBefore.get(pid) ?? 0);
+      const databaseUs = (backendMs * 1000) / result.requests.total;
       if (result.non2xx || result.errors)
         throw new Error(`${variant.name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
       variant.results.push(us);
+      variant.databaseResults.push(databaseUs);
       console.log(
-        `round ${round} ${variant.name.padEnd(12)} ${Math.round(result.requests.average)} req/s  ${us.toFixed(1)} µs/call  load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}`,
+        `round ${round} ${variant.name.padEnd(12)} ${Math.round(result.requests.average)} req/s  ${us.toFixed(1)} µs/call  database ${databaseUs.toFixed(1)} µs/call  load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}`,
       );
     }
   }
   const bareMedian = args.has('bare') ? median((variants[0] as Variant).results) : undefined;
   const reference = variants[0] as Variant;
-  for (const { name, results } of variants) {
+  for (const { name, results, databaseResults } of variants) {
     const ratio = bareMedian ? `  ${(median(results) / bareMedian).toFixed(2)}× bare` : '';
     const paired = median(results.map((us, round) => us / (reference.results[round] as number)));
     console.log(
-      `${name.padEnd(12)} median ${median(results).toFixed(1)} µs/call${ratio}  per-round ratio to ${reference.name} ${paired.toFixed(2)}×  (${results.map((r) => r.toFixed(0)).join(' ')})`,
+      `${name.padEnd(12)} median ${median(results).toFixed(1)} µs/call${ratio}  per-round ratio to ${reference.name} ${paired.toFixed(2)}×  (${results.map((r) => r.toFixed(0)).join(' ')})  database ${median(databaseResults).toFixed(1)} µs/call`,
     );
   }
 }

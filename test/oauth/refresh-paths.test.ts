@@ -7,6 +7,7 @@ import { findGrant, type GrantKey, openTokens } from '../../server/oauth/grants.
 import { isOAuthApp, type OAuthApp } from '../../server/oauth/provider.ts';
 import { refreshGrant } from '../../server/oauth/refresh.ts';
 import { describeBackends } from '../support/db.ts';
+import { freePort } from '../support/ports.ts';
 import { call } from '../support/server.ts';
 import { APP_ID, type Harness, redirectQuery, startHarness } from './harness.ts';
 
@@ -180,6 +181,44 @@ describeBackends('end-user OAuth: the refresh’s other paths', (backend) => {
     expect((await h.proxy('rescoped')).status).toBe(200);
     expect(h.provider.counts.refresh_token).toBe(refreshes + 1);
     expect((await h.connections('rescoped')).body.connections[0].scopes).toEqual(granted);
+  });
+
+  it('keeps the grant’s scopes when the refresh answer leaves them out', async () => {
+    await connected(h, 'same-scope');
+    const granted = (await h.connections('same-scope')).body.connections[0].scopes as string[];
+    expect(granted.length).toBeGreaterThan(0);
+    h.provider.omitScopeFromRefreshes(true);
+    try {
+      h.clock.advance(INTO_REFRESH_WINDOW);
+      const refreshes = h.provider.counts.refresh_token;
+      expect((await h.proxy('same-scope')).status).toBe(200);
+      expect(h.provider.counts.refresh_token).toBe(refreshes + 1);
+    } finally {
+      h.provider.omitScopeFromRefreshes(false);
+    }
+    // RFC 6749 §5.1: no `scope` in the answer means the scope granted before.
+    expect((await h.connections('same-scope')).body.connections[0].scopes).toEqual(granted);
+  });
+
+  it('logs why the token endpoint could not be reached', async () => {
+    await connected(h, 'unreachable-log');
+    await h.registerApp({ tokenUrl: `http://127.0.0.1:${await freePort()}/token` });
+    try {
+      h.clock.advance(INTO_REFRESH_WINDOW);
+      expect((await h.proxy('unreachable-log')).status).toBe(502);
+    } finally {
+      await h.registerApp();
+    }
+    const line = logged(h, 'oauth refresh failed').at(-1);
+    expect(line).toMatchObject({
+      level: 40, // warn
+      appId: APP_ID,
+      clientId: h.agent.clientId,
+      failure: 'unreachable',
+      cause: 'ECONNREFUSED',
+    });
+    expect(line).not.toHaveProperty('status');
+    expect(line).not.toHaveProperty('oauthError');
   });
 
   it('uses the token someone else stored meanwhile instead of asking the provider', async () => {

@@ -90,6 +90,8 @@ export interface OAuthProviderFixture {
    * answer `ms` milliseconds later, whether the caller still waits or not (0: at once).
    */
   delayTokenAnswer(ms: number): void;
+  /** Refresh answers leave out `scope` (RFC 6749 §5.1 allows it when the scope is unchanged). */
+  omitScopeFromRefreshes(omit: boolean): void;
   close(): Promise<void>;
 }
 
@@ -106,6 +108,7 @@ export async function startOAuthProvider(options: OAuthProviderOptions): Promise
   let failures = { remaining: 0, status: 503, error: 'temporarily_unavailable' };
   let delayMs = 0;
   let answerDelayMs = 0;
+  let omitRefreshScope = false;
 
   // The port first: the issuer is part of the configuration.
   const http: Server = createServer();
@@ -228,6 +231,9 @@ export async function startOAuthProvider(options: OAuthProviderOptions): Promise
       if (grantType === 'refresh_token' && options.rotateRefreshTokens === false && ctx.status === 200) {
         delete (ctx.body as { refresh_token?: string }).refresh_token;
       }
+      if (grantType === 'refresh_token' && omitRefreshScope && ctx.status === 200) {
+        delete (ctx.body as { scope?: string }).scope;
+      }
       if (typeof params?.code_verifier === 'string') seen.add(params.code_verifier);
       if (typeof params?.code === 'string') seen.add(params.code);
       if (typeof params?.refresh_token === 'string') seen.add(params.refresh_token);
@@ -294,6 +300,9 @@ export async function startOAuthProvider(options: OAuthProviderOptions): Promise
     },
     delayTokenAnswer: (ms) => {
       answerDelayMs = ms;
+    },
+    omitScopeFromRefreshes: (omit) => {
+      omitRefreshScope = omit;
     },
     close: () =>
       new Promise<void>((resolve) => {
