@@ -60,12 +60,14 @@ export function admitCall(
   deps: AppDeps,
   caller: Caller,
   site: CallSite,
-  toolId?: string,
+  toolId?: string | (() => string | undefined),
 ): Result<AdmittedCaller, CallFailure> {
   const refused = takeRateLimit(deps, caller.principal);
   if (refused) {
     deps.metrics.recordCall({ outcome: 'rate_limited' });
-    logCall(deps, caller, site, { outcome: 'rate_limited', toolId });
+    // A function when finding the id costs a check: only a refused call pays it.
+    const asked = typeof toolId === 'function' ? toolId() : toolId;
+    logCall(deps, caller, site, { outcome: 'rate_limited', toolId: asked });
     return err(refused);
   }
   return ok(caller as AdmittedCaller);

@@ -63,8 +63,11 @@ export async function runMcpCall(
     call.logFields.error = admitted.error.body.error;
     return admitted;
   }
+  // The site's fields written out, not spread (see routers/agent/proxy.ts `run`).
   const outcome = await callTool(deps, admitted.value, {
-    ...mcpSite(call),
+    surface: 'mcp',
+    requestId: call.requestId,
+    startedAt: call.startedAt,
     toolId,
     parameters: args ?? {},
     userId: call.userId,

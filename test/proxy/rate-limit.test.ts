@@ -55,6 +55,37 @@ describeBackends('POST /proxyV2 rate limit', (backend) => {
     expect(upstream.requests).toHaveLength(LIMIT);
   });
 
+  it('logs a refused call with the tool it asked for (the call log, docs/reference.md)', async () => {
+    const agent = await provisionAgent(server, ['tools:execute']);
+    for (let i = 0; i < LIMIT; i += 1) await good(agent);
+    expectLimited(await good(agent), 60);
+    await server.app.deps.callLog.flush();
+    const reply = await world.call('GET', `/admin/calls?clientId=${agent.clientId}&outcome=rate_limited`, {
+      key: server.adminKey,
+    });
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({
+      calls: [
+        {
+          id: expect.stringMatching(/^\d+$/),
+          at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+          durationMs: expect.any(Number),
+          surface: 'rest',
+          keyId: agent.keyId,
+          clientId: agent.clientId,
+          userId: null,
+          appId: null,
+          toolId: 'demo:::getText',
+          outcome: 'rate_limited',
+          status: 429,
+          upstreamStatus: null,
+          idempotentReplay: false,
+          requestId: expect.any(String),
+        },
+      ],
+    });
+  });
+
   it('counts down Retry-After in whole seconds, at least 1', async () => {
     const agent = await provisionAgent(server, ['tools:execute']);
     for (let i = 0; i < LIMIT; i += 1) await good(agent);
