@@ -92,8 +92,6 @@
 //     made `false`, and revoke's (~224: made `false`, one `!` dropped, or the kind made "") — a
 //     value not of our shape hashes to no stored row, so the lookup answers what the shortcut did
 //     (invalid_grant with the same description; revoke's 200). One query saved, the same answer.
-//   - `row?.kind !== 'refresh'` made `false` (~155): only a `tg_rt_` secret gets past the shortcut
-//     above (~143), and only refresh rows are stored under the hash of one.
 //   - `if (row.grantId)` made `true` for a used code (~120): a code's `usedAt` and `grantId` are
 //     written in one transaction, so a used code always names its grant.
 //   - the relation selects made `grant: {}` (~151, ~227): Prisma then selects every scalar of the

@@ -184,6 +184,16 @@ describeBackends('MCP sign-in tokens', (backend) => {
     expect(access.grant.scopes).toEqual(['tools:execute', 'tools:execute:demo']);
   });
 
+  it('refuses a code not of our shape as unknown', async () => {
+    const reply = await postForm(world.url, '/oauth2/token', {
+      ...redeemForm(await code()),
+      code: 'not-a-code',
+    });
+    expect({ status: reply.status, body: reply.body }).toEqual(
+      refused('invalid_grant', 'The code is unknown, expired or used.'),
+    );
+  });
+
   it.each([
     ['a character before', `!${'a'.repeat(43)}`],
     ['a character after', `${'a'.repeat(43)}!`],
