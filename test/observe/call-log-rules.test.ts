@@ -59,6 +59,8 @@ afterAll(async () => {
 const armed = new Set<unknown>();
 /** How many timers the writer has armed now. */
 const writerTimers = () => armed.size;
+/** The fake clock's own setTimeout and clearTimeout, under the wrappers that count. */
+let fakes: Pick<typeof globalThis, 'setTimeout' | 'clearTimeout'>;
 
 beforeEach(async () => {
   await db.queryDirect('DELETE FROM call_log');
@@ -66,12 +68,12 @@ beforeEach(async () => {
     toFake: ['setTimeout', 'clearTimeout', 'Date'],
     now: Date.parse('2026-11-28T04:00:00Z'),
   });
-  // Only the writer's timers count: writerTimers() counts the database's too (PGlite's
+  // Only the writer's timers count: vi.getTimerCount() counts the database's too (PGlite's
   // PostgreSQL armed one of its own in a few runs on a loaded machine). A timer is the writer's
-  // when call-log.ts called setTimeout. vi.useRealTimers() puts the real functions back.
+  // when call-log.ts called setTimeout.
   armed.clear();
-  const fakeSet = globalThis.setTimeout;
-  const fakeClear = globalThis.clearTimeout;
+  fakes = { setTimeout: globalThis.setTimeout, clearTimeout: globalThis.clearTimeout };
+  const { setTimeout: fakeSet, clearTimeout: fakeClear } = fakes;
   globalThis.setTimeout = ((callback: () => void, ms?: number) => {
     const timer = fakeSet(() => {
       armed.delete(timer);
@@ -86,6 +88,9 @@ beforeEach(async () => {
   }) as typeof clearTimeout;
 });
 afterEach(() => {
+  // The fakes back first: uninstalling finds the real functions only through them (on a function
+  // of its own it deletes the global instead, and the next file in this worker has no setTimeout).
+  Object.assign(globalThis, fakes);
   vi.useRealTimers();
 });
 
