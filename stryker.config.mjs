@@ -86,6 +86,16 @@
 //     a connection, 5 s in all), i.e. a provider slower than 5 s. Even then the answer is kept (the
 //     lost transaction sends it down the save-anew path, which is tested): a test would wait over
 //     5 s to see a warning. Unguarded by choice.
+// - server/signin/tokens.ts (line numbers of this commit; run with test/signin/protocol, cluster,
+//   purge and tokens, PGlite):
+//   - the `isSecretOf` shortcuts before a lookup: the code's (~97) and the refresh token's (~143)
+//     made `false`, and revoke's (~224: made `false`, one `!` dropped, or the kind made "") — a
+//     value not of our shape hashes to no stored row, so the lookup answers what the shortcut did
+//     (invalid_grant with the same description; revoke's 200). One query saved, the same answer.
+//   - `if (row.grantId)` made `true` for a used code (~120): a code's `usedAt` and `grantId` are
+//     written in one transaction, so a used code always names its grant.
+//   - the relation selects made `grant: {}` (~151, ~227): Prisma then selects every scalar of the
+//     grant, a superset of the fields read.
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: 'vitest',

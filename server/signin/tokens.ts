@@ -104,7 +104,6 @@ export class SigninTokens {
         codeChallenge: true,
         userId: true,
         scopes: true,
-        expiresAt: true,
         usedAt: true,
         grantId: true,
       },
@@ -149,7 +148,6 @@ export class SigninTokens {
       select: {
         kind: true,
         expiresAt: true,
-        usedAt: true,
         grant: { select: { id: true, clientId: true, scopes: true, revokedAt: true } },
       },
     });

@@ -129,6 +129,18 @@ describeBackends('the call log writer', (backend) => {
     expect(stored).toEqual(records);
   });
 
+  // A column whose only escapes are control characters: nothing else (a quote, a backslash) sends
+  // it to the driver, so the writer's own test for JSON's other escapes must. As an array literal,
+  // PostgreSQL would read JSON's `\t` as `t`.
+  it('stores as sent tabs, line breaks and control characters in a column without quotes or backslashes', async () => {
+    const { records, counts, stored } = await roundTrip(
+      ['a\ttab', 'two\nlines\r\n', '\u0001\u001f', 'plain'],
+      'control',
+    );
+    expect(counts).toEqual({ written: 4, dropped: 0 });
+    expect(stored).toEqual(records);
+  });
+
   it('stores a lone surrogate as U+FFFD, and keeps the rest of its batch', async () => {
     const { records, counts, stored } = await roundTrip(['a\ud800b', 'é\udc00', '中\udc00', 'fine'], 'lone');
     expect(counts).toEqual({ written: 4, dropped: 0 });
