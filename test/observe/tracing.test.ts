@@ -324,9 +324,12 @@ describe('traces of an OAuth token refresh', () => {
     });
     const upstream = named('GET /me');
     expect(upstream.map((s) => s.parentSpanId)).toEqual([tool?.spanId]);
-    // The upstream request waits for the refresh's token.
+    // The upstream request waits for the refresh's token. To the millisecond: the SDK stamps a
+    // span's start with Date.now() (whole milliseconds) and its end from performance.now() after
+    // it, so a span that starts after another has ended can still show a start up to 1 ms earlier
+    // (seen in CI: an end at …370.426 ms, the next start at …370.000 ms).
     expect(BigInt(refresh?.endTimeUnixNano ?? 0)).toBeLessThanOrEqual(
-      BigInt(upstream[0]?.startTimeUnixNano ?? 0),
+      BigInt(upstream[0]?.startTimeUnixNano ?? 0) + 1_000_000n,
     );
     // The refresh's own database work (the grant's row lock, the save) is nested under it.
     const statements = receiver.spans.filter((s) => s.parentSpanId === refresh?.spanId);
