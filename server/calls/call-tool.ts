@@ -60,14 +60,12 @@ export function admitCall(
   deps: AppDeps,
   caller: Caller,
   site: CallSite,
-  toolId?: string | (() => string | undefined),
+  toolId?: string,
 ): Result<AdmittedCaller, CallFailure> {
   const refused = takeRateLimit(deps, caller.principal);
   if (refused) {
     deps.metrics.recordCall({ outcome: 'rate_limited' });
-    // A function when finding the id costs a check: only a refused call pays it.
-    const asked = typeof toolId === 'function' ? toolId() : toolId;
-    logCall(deps, caller, site, { outcome: 'rate_limited', toolId: asked });
+    logCall(deps, caller, site, { outcome: 'rate_limited', toolId });
     return err(refused);
   }
   return ok(caller as AdmittedCaller);

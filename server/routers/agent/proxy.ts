@@ -29,7 +29,7 @@ async function admit(ctx: Context, raw: unknown): Promise<Admitted> {
   const caller = await authenticateAgent(ctx.deps.keys, ctx.headers, ctx.remoteAddress, ctx.logFields);
   if (!caller.ok) throw new ApiProblem(caller.error);
   const site = callSite(ctx);
-  const admitted = admitCall(ctx.deps, caller.value, site, () => askedToolId(raw));
+  const admitted = admitCall(ctx.deps, caller.value, site, askedToolId(raw));
   if (!admitted.ok) throw new ApiProblem(admitted.error.body, admitted.error.headers);
   // Input parsing drops an own `__proto__` key (a pollution guard); the contract still wants the
   // unknown name reported, so look for it in the raw input.
