@@ -112,6 +112,23 @@ for (const [word, ...same] of SYNONYMS) phrase(phraseKey(word as string), [...sa
 for (const [said, meant] of THESAURUS)
   for (const key of said.split('|')) phrase(phraseKey(key), meant.split(' '), THESAURUS_WEIGHT);
 
+/**
+ * The particles of phrasal verbs, which English lets stand after the verb's object ("take
+ * Wonderwall off the playlist", "tear the namespace down", "turn notifications off").
+ */
+const PARTICLES = new Set(['up', 'down', 'off', 'out', 'away', 'back', 'over', 'on']);
+/** How many words may stand between a phrasal verb and its particle. */
+const PARTICLE_GAP = 3;
+/** Verb → the particles that make a known phrase of two words with it ("tear" → down). */
+const PHRASAL = new Map<string, Set<string>>();
+for (const key of PHRASES.keys()) {
+  const [verb, particle, ...more] = key.split(' ');
+  if (verb === undefined || particle === undefined || more.length > 0 || !PARTICLES.has(particle)) continue;
+  const particles = PHRASAL.get(verb) ?? new Set();
+  particles.add(particle);
+  PHRASAL.set(verb, particles);
+}
+
 const ACTIONS = new Map<string, { methods: string[]; weaker: string[] }>();
 for (const action of ACTION_METHODS)
   for (const word of action.words) {
@@ -123,6 +140,23 @@ for (const action of ACTION_METHODS)
   }
 
 const EXACT = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,400}$/;
+
+/**
+ * Where the particle of a phrasal verb at `at` stands apart from it, within a few words and the
+ * same clause ("take Wonderwall off", "tear the namespace down"); null when none does. A verb
+ * that means something alone takes a particle apart only at the clause's end: in "kick Bob off
+ * the team" the "off" begins "off the team", and "kick" is not "kick off" (start).
+ */
+function separatedParticle(keys: readonly string[], at: number, clauseEnd: number): number | null {
+  const particles = PHRASAL.get(keys[at] as string);
+  if (!particles) return null;
+  const last = at < clauseEnd ? clauseEnd : keys.length;
+  const end = Math.min(last, at + 2 + PARTICLE_GAP);
+  const alone = PHRASES.has(keys[at] as string);
+  for (let i = at + 2; i < end; i += 1)
+    if (particles.has(keys[i] as string) && (!alone || i === last - 1)) return i;
+  return null;
+}
 
 export function readQuery(text: string): Query {
   const trimmed = text.trim();
@@ -161,22 +195,34 @@ export function readQuery(text: string): Query {
   );
   const meant: { words: string[]; weight: number }[] = [];
   const inPhrase = new Set<number>();
-  for (let at = 0; at < tokens.length; ) {
+  const phraseAt = (places: number[], found: { words: string[]; weight: number }[]) => {
+    meant.push(...found);
+    for (const i of places) {
+      ownWeight[i] = PHRASE_WORD_WEIGHT;
+      inPhrase.add(i);
+    }
+    for (const { words } of found) act(words[0] as string);
+  };
+  for (let at = 0; at < tokens.length; at += 1) {
+    if (inPhrase.has(at)) continue;
     let length = Math.min(LONGEST_PHRASE, tokens.length - at);
-    for (; length > 0; length -= 1) {
+    for (; length > 1; length -= 1) {
       const found = PHRASES.get(keys.slice(at, at + length).join(' '));
       if (!found) continue;
-      meant.push(...found);
-      if (length > 1) {
-        for (let i = at; i < at + length; i += 1) {
-          ownWeight[i] = PHRASE_WORD_WEIGHT;
-          inPhrase.add(i);
-        }
-        for (const { words } of found) act(words[0] as string);
-      }
+      phraseAt(
+        Array.from({ length }, (_, i) => at + i),
+        found,
+      );
       break;
     }
-    at += Math.max(1, length);
+    if (length > 1) {
+      at += length - 1;
+      continue;
+    }
+    // "take Wonderwall off": a phrasal verb whose particle stands after its object.
+    const apart = separatedParticle(keys, at, firstClause);
+    if (apart !== null) phraseAt([at, apart], PHRASES.get(`${keys[at]} ${keys[apart]}`) ?? []);
+    else meant.push(...(PHRASES.get(keys[at] as string) ?? []));
   }
   const actsLater = ![...tokens.slice(0, firstClause)].some((token) => ACTIONS.has(token));
   tokens.forEach((token, index) => {

@@ -64,7 +64,12 @@ export const THESAURUS: ReadonlyArray<readonly [string, string]> = [
   ['cordon|drain|taint|unschedulable', 'patch node'],
   // Removing
   ['get rid of|remove|delete|erase|wipe|nuke|drop', 'delete remove'],
-  ['take off|take out|pull off|pull out', 'remove delete'],
+  ['take off|take out|pull off|pull out|take away|throw away|throw out', 'remove delete'],
+  ['tear down|knock down|wipe out', 'delete remove'],
+  ['shut down|shut off|power off|power down', 'shutdown stop disable'],
+  ['take down|take offline', 'disable delete'],
+  ['hang up', 'end hangup complete'],
+  ['cross off|tick off|check off', 'complete close status'],
   ['kick|kick out|boot|ban|evict', 'remove kick delete'],
   ['clear out|clean up|clear|purge|empty', 'delete archive clear'],
   ['archive|shelve|stash', 'archive'],

@@ -74,6 +74,29 @@ describe('text analysis', () => {
     expect(readQuery('create an issue').exact).toBeNull();
   });
 
+  it('reads a phrasal verb whose particle stands after its object, within a few words of one clause', () => {
+    const remove = term('remove') as string;
+    const meansRemoval = (text: string) => readQuery(text).terms.has(remove);
+    // "take X off" is "take off" (remove); the particle may come after a short object…
+    expect(meansRemoval('take Wonderwall off my playlist')).toBe(true);
+    expect(meansRemoval('take the old song off')).toBe(true);
+    expect(readQuery('take Wonderwall off my playlist').methods).toEqual(new Set(['DELETE']));
+    expect(readQuery('tear the staging namespace down').methods).toEqual(new Set(['DELETE']));
+    expect(readQuery('turn notifications off').terms.has(term('disable') as string)).toBe(true);
+    // …but not from far away, nor from another clause.
+    expect(meansRemoval('take the song I played at the party off')).toBe(false);
+    expect(meansRemoval('take the photo, then off we go')).toBe(false);
+    // A verb that means something alone ("kick": remove) takes a particle apart only at the
+    // clause's end: "kick Bob off the team" is no "kick off" (start); "kick the deploy off" is.
+    expect(readQuery('kick bob off the team').methods).toEqual(new Set(['DELETE']));
+    expect(readQuery('kick the deploy off').methods).toEqual(new Set(['POST']));
+    // The particle is the phrase's own word, read at the weight of a phrase's word like "kick off".
+    expect(readQuery('kick bob out of the org').terms.get(term('kick') as string)).toBeLessThan(1);
+    // "down" alone still means an outage; in "tear … down" it is the verb's particle.
+    expect(readQuery('the site is down').terms.has(term('status') as string)).toBe(true);
+    expect(readQuery('tear the namespace down').terms.has(term('status') as string)).toBe(false);
+  });
+
   it('reads at most a bounded number of words from a huge task', () => {
     const huge = Array.from(
       { length: 5_000 },
