@@ -236,6 +236,19 @@ describeBackends('MCP search mode', (backend) => {
         error: 'invalid_request',
         issues: [{ path: '/limit' }],
       });
+      // An entry of `apps` that no app can have is a mistake, refused as GET /tools?apps= and
+      // /mcp?apps= refuse it — not an empty answer that reads as "no tool does this".
+      const badApps = await client.callTool({
+        name: 'search_tools',
+        arguments: { query: 'rotate an encryption key', apps: ['vault', 'not an app'] },
+      });
+      expect(badApps.isError).toBe(true);
+      expect(badApps.structuredContent).toEqual({
+        ok: false,
+        error: 'invalid_request',
+        message: 'The arguments of search_tools do not match its input schema.',
+        issues: [{ path: '/apps/1', message: 'Must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$.' }],
+      });
     } finally {
       await close();
     }
