@@ -13,6 +13,11 @@
  * (the same machine's; the server's figure does not hold them). Prints each round and the medians.
  *
  * Options: --rounds=3 --duration=8 --warmup=2 --target=proxy|mcp --postgres=postgresql://postgres@127.0.0.1:5432/postgres
+ *   --rate=6000  a fixed rate of requests a second, the same for every variant (else all they answer)
+ *   --server-cpus=0  run every server under `taskset -c 0`: with ab.ts (the load, the upstream)
+ *            and PostgreSQL pinned to the other CPUs (`taskset -c 1 npx tsx scripts/bench/ab.ts …`,
+ *            `taskset -a -p -c 1 <postmaster pid>` before the backends start), a server's CPU per
+ *            call is its own work, not also the slowdown of sharing a core with the database
  *   --bare   also the bench's bare proxy (scripts/bench/bare-proxy.ts), loaded in turn like the
  *            others, and every median as a ratio to its median
  * Each round starts with the next variant in turn (no variant always runs first). Besides the
@@ -45,6 +50,14 @@ const duration = Number(args.get('duration') ?? 8);
 const warmup = Number(args.get('warmup') ?? 2);
 const target = args.get('target') ?? 'proxy';
 const postgres = args.get('postgres') ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+/**
+ * Requests a second in all (autocannon's overallRate), else as many as the server answers. CPU per
+ * call depends on the rate (a busier event loop serves more calls per wake-up), so two variants
+ * whose saturation rates differ compare fairly only at one rate below both.
+ */
+const rate = args.has('rate') ? Number(args.get('rate')) : undefined;
+/** CPUs (taskset's list) the servers run on; run ab.ts itself and PostgreSQL on the others. */
+const serverCpus = args.get('server-cpus');
 if (specs.length === 0 || !['proxy', 'mcp'].includes(target)) {
   process.stderr.write(
     'usage: ab.ts [--rounds=3] [--duration=8] [--target=proxy|mcp] name|bundle[|flags] …\n',
@@ -93,7 +106,9 @@ async function start(spec: string, upstreamUrl: string): Promise<Variant> {
   databases.push(database);
   const port = 20_000 + Math.floor(Math.random() * 40_000);
   const admin = `ab-admin-${randomBytes(24).toString('hex')}`;
-  const child = spawn('sh', [path.join(ROOT, 'scripts/start.sh'), path.resolve(bundle), ...flags], {
+  const start = ['sh', path.join(ROOT, 'scripts/start.sh'), path.resolve(bundle), ...flags];
+  const command = serverCpus ? ['taskset', '-c', serverCpus, ...start] : start;
+  const child = spawn(command[0] as string, command.slice(1), {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'inherit'],
     env: {
@@ -195,6 +210,7 @@ const run = (variant: Variant, seconds: number) =>
     method: variant.load.body === '' ? 'GET' : 'POST',
     connections: 10,
     duration: seconds,
+    ...(rate ? { overallRate: rate } : {}),
   });
 
 /** The bench's bare pass-through proxy in front of the same upstream, as a variant. */
