@@ -119,7 +119,9 @@ export async function searchToolsResult(deps: AppDeps, call: McpCall, args: unkn
 
 const callInput = z.object({
   name: z.string().min(1).max(400),
-  arguments: z.record(z.string(), z.unknown()).optional(),
+  // Required, as listed: a model that misnames it (`args`, `parameters`) gets told so, rather than
+  // having the tool run with no arguments at all.
+  arguments: z.record(z.string(), z.unknown()),
 });
 
 /** What `call_tool` asks to run, or the tool error that answers it. */
@@ -147,7 +149,7 @@ export async function callToolTarget(
       ),
     };
   }
-  return { entry, arguments: input.data.arguments ?? {} };
+  return { entry, arguments: input.data.arguments };
 }
 
 /** A composite id (`github:::issues_create`) as a catalog entry of the caller's. */
