@@ -10,10 +10,14 @@ import type { Tool as CatalogTool } from '../catalog/types.ts';
  * The catalog as an MCP client sees it (docs/reference.md "MCP"): exactly the tools `GET /tools` lists for the
  * key (narrowed by `apps`), each under its model-facing name. The name map is computed from the
  * catalog on every request, so it is the same on every server and after every restart.
+ *
+ * Names are unique in a list: app ids and tool names may hold `__`, so two tools can have one plain
+ * name (`a__b` + `c` and `a` + `b__c`); then each of them is listed under its hashed form, which the
+ * hash of its composite id keeps apart (as the SDK adapters name them, sdk/src/adapters/names.ts).
  */
 
 export interface McpCatalogEntry {
-  /** `<appId>__<toolName>`, or its hashed form when longer than 64 characters. */
+  /** `<appId>__<toolName>`, or its hashed form when longer than 64 characters or shared by another tool. */
   name: string;
   /** `<appId>:::<toolName>`. */
   toolId: string;
@@ -26,9 +30,47 @@ const HASHED_TAIL = /_[0-9a-f]{8}$/;
 
 const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
-/** The MCP name of a tool (shared/tool-names.ts holds the rule). */
+/** The MCP name of a tool by itself (shared/tool-names.ts holds the rule); {@link mcpNameIn} in a list. */
 export function mcpToolName(appId: string, toolName: string): string {
   return modelToolName(appId, toolName, sha256Hex);
+}
+
+/** The hashed form of a name: its first 55 characters, `_`, 8 hex digits of the composite id's SHA-256. */
+function hashedForm(name: string, toolId: string): string {
+  return `${name.slice(0, MODEL_TOOL_NAME_MAX - 9)}_${sha256Hex(toolId).slice(0, 8)}`;
+}
+
+/**
+ * The MCP name of one tool of the key's catalog (narrowed by `apps`), as `tools/list` lists it: its
+ * own name, or the hashed form when another tool of that catalog has the same plain name.
+ */
+export async function mcpNameIn(
+  registry: AppRegistry,
+  principal: Principal,
+  apps: ReadonlySet<string> | undefined,
+  appId: string,
+  toolName: string,
+): Promise<string> {
+  const name = mcpToolName(appId, toolName);
+  if (name !== `${appId}${MODEL_TOOL_SEPARATOR}${toolName}`) return name;
+  let owners = 0;
+  for (const at of separators(name)) {
+    const owner = name.slice(0, at);
+    if (!admitted(principal, apps, owner)) continue;
+    const app = await registry.get(owner);
+    if (app?.compiled.tools.has(name.slice(at + MODEL_TOOL_SEPARATOR.length))) owners += 1;
+  }
+  return owners > 1 ? hashedForm(name, composeToolId(appId, toolName)) : name;
+}
+
+/** Where `__` starts in a name, past its first character: each place an app id may end. */
+function* separators(name: string): Generator<number> {
+  for (let at = name.indexOf(MODEL_TOOL_SEPARATOR); at > 0; at = name.indexOf(MODEL_TOOL_SEPARATOR, at + 1))
+    yield at;
+}
+
+function admitted(principal: Principal, apps: ReadonlySet<string> | undefined, appId: string): boolean {
+  return ID_PATTERN.test(appId) && (!apps || apps.has(appId)) && canExecute(principal.scopes, appId);
 }
 
 /** Every tool the key may run, in `GET /tools` order (apps by id, tools in document order). */
@@ -54,6 +96,10 @@ export async function mcpCatalog(
       });
     }
   }
+  const uses = new Map<string, number>();
+  for (const { name } of entries) uses.set(name, (uses.get(name) ?? 0) + 1);
+  for (const entry of entries)
+    if ((uses.get(entry.name) ?? 0) > 1) entry.name = hashedForm(entry.name, entry.toolId);
   return entries;
 }
 
@@ -61,7 +107,8 @@ export async function mcpCatalog(
  * The catalog entry an MCP name stands for, without listing the catalog: the app id is the part
  * before one of the name's `__` (app ids may hold `__` themselves, so each is tried), and only that
  * app's tools are named; a hashed name whose cut went through the app id falls back to the whole
- * catalog. Null when the key's catalog (narrowed by `apps`) has no such tool.
+ * catalog. A plain name that two tools share stands for neither (each is listed, and found, under
+ * its hashed form). Null when the key's catalog (narrowed by `apps`) has no such tool.
  */
 export async function findMcpTool(
   registry: AppRegistry,
@@ -69,20 +116,29 @@ export async function findMcpTool(
   apps: ReadonlySet<string> | undefined,
   name: string,
 ): Promise<McpCatalogEntry | null> {
-  for (let at = name.indexOf(MODEL_TOOL_SEPARATOR); at > 0; at = name.indexOf(MODEL_TOOL_SEPARATOR, at + 1)) {
+  const hashed = HASHED_TAIL.test(name);
+  const found: McpCatalogEntry[] = [];
+  for (const at of separators(name)) {
     const appId = name.slice(0, at);
-    if (!ID_PATTERN.test(appId) || (apps && !apps.has(appId)) || !canExecute(principal.scopes, appId))
-      continue;
+    if (!admitted(principal, apps, appId)) continue;
     const app = await registry.get(appId);
     if (!app) continue;
     for (const { tool } of app.compiled.tools.values()) {
-      if (mcpToolName(app.appId, tool.name) === name) {
-        return { name, toolId: composeToolId(app.appId, tool.name), app, tool };
-      }
+      const own = mcpToolName(app.appId, tool.name);
+      const toolId = composeToolId(app.appId, tool.name);
+      // The hashed form of a plain name (listed when another tool shares it), hashed only when its
+      // first 55 characters already agree.
+      const alias =
+        hashed &&
+        own === `${app.appId}${MODEL_TOOL_SEPARATOR}${tool.name}` &&
+        name.startsWith(own.slice(0, MODEL_TOOL_NAME_MAX - 9)) &&
+        hashedForm(own, toolId) === name;
+      if (own === name || alias) found.push({ name, toolId, app, tool });
     }
   }
+  if (found.length > 0) return found.length === 1 ? (found[0] as McpCatalogEntry) : null;
   // A hashed name may have cut the app id short (no `__` left in it): search the whole catalog.
-  if (name.length === MODEL_TOOL_NAME_MAX && HASHED_TAIL.test(name)) {
+  if (name.length === MODEL_TOOL_NAME_MAX && hashed) {
     return (await mcpCatalog(registry, principal, apps)).find((entry) => entry.name === name) ?? null;
   }
   return null;

@@ -13,7 +13,7 @@ import { canExecute } from '../auth/scopes.ts';
 import type { AppDeps } from '../deps.ts';
 import { issuesFromZod } from '../errors.ts';
 import { findTools } from '../search/find-tools.ts';
-import { findMcpTool, type McpCatalogEntry, mcpTool, mcpToolName } from './catalog.ts';
+import { findMcpTool, type McpCatalogEntry, mcpNameIn, mcpTool } from './catalog.ts';
 import type { McpCall } from './context.ts';
 import { errorResult, type ToolResult } from './results.ts';
 
@@ -98,9 +98,13 @@ export async function searchToolsResult(deps: AppDeps, call: McpCall, args: unkn
     offset: 0,
     limit: input.data.limit ?? SEARCH_DEFAULT_LIMIT,
   });
-  const tools = found.map(({ appId, tool, requiresUserAuth }) => {
+  const { principal } = call.caller;
+  const named = await Promise.all(
+    found.map(({ appId, tool }) => mcpNameIn(deps.apps, principal, call.apps, appId, tool.name)),
+  );
+  const tools = found.map(({ appId, tool, requiresUserAuth }, i) => {
     const listed = mcpTool({
-      name: mcpToolName(appId, tool.name),
+      name: named[i] as string,
       toolId: composeToolId(appId, tool.name),
       tool,
     });
@@ -160,7 +164,7 @@ async function byToolId(deps: AppDeps, call: McpCall, toolId: string): Promise<M
   const tool = app?.compiled.tools.get(parts.toolName);
   if (!app || !tool) return null;
   return {
-    name: mcpToolName(app.appId, tool.name),
+    name: await mcpNameIn(deps.apps, call.caller.principal, call.apps, app.appId, tool.name),
     toolId: composeToolId(app.appId, tool.name),
     app,
     tool: tool.tool,

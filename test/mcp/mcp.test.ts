@@ -133,6 +133,75 @@ describeBackends('MCP', (backend) => {
         await close();
       }
     });
+
+    it('keeps names unique when two tools share one plain name: each takes the hashed form and runs itself', async () => {
+      // `cx__y` + `echo` and `cx` + `y__echo` are both cx__y__echo by the plain rule.
+      const echoDocument = (operationId: string) => ({
+        openapi: '3.0.3',
+        info: { title: 'echo', version: '1' },
+        servers: [{ url: harness.upstream.url }],
+        paths: { '/echo': { get: { operationId, responses: { 200: { description: 'ok' } } } } },
+      });
+      for (const [appId, operationId] of [
+        ['cx__y', 'echo'],
+        ['cx', 'y__echo'],
+      ]) {
+        const put = await call(harness.server.url, 'PUT', `/admin/apps/${appId}`, {
+          key: harness.server.adminKey,
+          body: {
+            provider: 'acme.echo',
+            openapi: echoDocument(operationId as string),
+            auth: { type: 'none' },
+          },
+        });
+        expect(put.status).toBe(200);
+      }
+      const hashed = (toolId: string) =>
+        `cx__y__echo_${createHash('sha256').update(toolId).digest('hex').slice(0, 8)}`;
+      const { client, close } = await connectV2(harness, { query: '?apps=cx,cx__y' });
+      const search = await connectV2(harness, { query: '?apps=cx,cx__y&mode=search' });
+      try {
+        const { tools } = await client.listTools();
+        expect(tools.map((t) => [t.name, t._meta?.['toolgate/toolId']])).toEqual([
+          [hashed('cx:::y__echo'), 'cx:::y__echo'],
+          [hashed('cx__y:::echo'), 'cx__y:::echo'],
+        ]);
+        for (const toolId of ['cx:::y__echo', 'cx__y:::echo']) {
+          const ran = await client.callTool({ name: hashed(toolId), arguments: {} });
+          expect(ran.structuredContent).toMatchObject({ ok: true, meta: { tool_id: toolId } });
+          const viaPair = await search.client.callTool({
+            name: 'call_tool',
+            arguments: { name: hashed(toolId), arguments: {} },
+          });
+          expect(viaPair.structuredContent).toMatchObject({ ok: true, meta: { tool_id: toolId } });
+        }
+        // The shared plain name stands for neither tool.
+        await expect(client.callTool({ name: 'cx__y__echo', arguments: {} })).rejects.toThrow(/Unknown tool/);
+        // search_tools answers the names tools/list gives.
+        const found = await search.client.callTool({
+          name: 'search_tools',
+          arguments: { query: 'echo', apps: ['cx__y'] },
+        });
+        expect(
+          (found.structuredContent as { tools: Array<{ name: string; toolId: string }> }).tools.map((t) => [
+            t.name,
+            t.toolId,
+          ]),
+        ).toEqual([[hashed('cx__y:::echo'), 'cx__y:::echo']]);
+      } finally {
+        await Promise.all([close(), search.close()]);
+      }
+      // Alone in a list (apps=cx__y), the tool keeps its plain name.
+      const alone = await connectV2(harness, { query: '?apps=cx__y' });
+      try {
+        const { tools } = await alone.client.listTools();
+        expect(tools.map((t) => t.name)).toEqual(['cx__y__echo']);
+        const ran = await alone.client.callTool({ name: 'cx__y__echo', arguments: {} });
+        expect(ran.structuredContent).toMatchObject({ ok: true, meta: { tool_id: 'cx__y:::echo' } });
+      } finally {
+        await alone.close();
+      }
+    });
   });
 
   describe('tools/call', () => {
