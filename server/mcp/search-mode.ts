@@ -8,7 +8,7 @@
 import type { Tool } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { apiError } from '../../shared/errors.ts';
-import { composeToolId, splitToolId } from '../../shared/ids.ts';
+import { appIdSchema, composeToolId, ID_PATTERN, splitToolId } from '../../shared/ids.ts';
 import { canExecute } from '../auth/scopes.ts';
 import type { AppDeps } from '../deps.ts';
 import { issuesFromZod } from '../errors.ts';
@@ -34,7 +34,11 @@ export const SEARCH_MODE_TOOLS: Tool[] = [
       type: 'object',
       properties: {
         query: { type: 'string', description: 'The task, in plain words.' },
-        apps: { type: 'array', items: { type: 'string' }, description: 'Only tools of these app ids.' },
+        apps: {
+          type: 'array',
+          items: { type: 'string', pattern: ID_PATTERN.source },
+          description: 'Only tools of these app ids.',
+        },
         limit: {
           type: 'integer',
           minimum: 1,
@@ -78,7 +82,8 @@ const admitted = (call: McpCall, appId: string) =>
 
 const searchInput = z.object({
   query: z.string().max(20_000),
-  apps: z.array(z.string().max(128)).max(1_000).optional(),
+  // An id no app can have is a mistake (as in GET /tools?apps= and /mcp?apps=), not an empty answer.
+  apps: z.array(appIdSchema).max(1_000).optional(),
   limit: z.number().int().min(1).max(SEARCH_MAX_LIMIT).optional(),
 });
 
@@ -114,7 +119,9 @@ export async function searchToolsResult(deps: AppDeps, call: McpCall, args: unkn
 
 const callInput = z.object({
   name: z.string().min(1).max(400),
-  arguments: z.record(z.string(), z.unknown()).optional(),
+  // Required, as listed: a model that misnames it (`args`, `parameters`) gets told so, rather than
+  // having the tool run with no arguments at all.
+  arguments: z.record(z.string(), z.unknown()),
 });
 
 /** What `call_tool` asks to run, or the tool error that answers it. */
@@ -142,7 +149,7 @@ export async function callToolTarget(
       ),
     };
   }
-  return { entry, arguments: input.data.arguments ?? {} };
+  return { entry, arguments: input.data.arguments };
 }
 
 /** A composite id (`github:::issues_create`) as a catalog entry of the caller's. */

@@ -230,11 +230,39 @@ describeBackends('MCP search mode', (backend) => {
         error: 'invalid_request',
         issues: [{ path: '/name', message: 'Required value is missing.' }],
       });
+      // `arguments` is required (§10 marks only apps? and limit? optional; the listed schema says so):
+      // a model that misnames it must not have the tool run with no arguments at all.
+      const before = hits(harness.upstream, '/echo');
+      const misnamed = await client.callTool({
+        name: 'call_tool',
+        arguments: { name: 'plain__echo', args: { q: 'x' } },
+      });
+      expect(misnamed.isError).toBe(true);
+      expect(misnamed.structuredContent).toEqual({
+        ok: false,
+        error: 'invalid_request',
+        message: 'The arguments of call_tool do not match its input schema.',
+        issues: [{ path: '/arguments', message: 'Required value is missing.' }],
+      });
+      expect(hits(harness.upstream, '/echo')).toBe(before);
       const badSearch = await client.callTool({ name: 'search_tools', arguments: { query: 'x', limit: 50 } });
       expect(badSearch.isError).toBe(true);
       expect(badSearch.structuredContent).toMatchObject({
         error: 'invalid_request',
         issues: [{ path: '/limit' }],
+      });
+      // An entry of `apps` that no app can have is a mistake, refused as GET /tools?apps= and
+      // /mcp?apps= refuse it — not an empty answer that reads as "no tool does this".
+      const badApps = await client.callTool({
+        name: 'search_tools',
+        arguments: { query: 'rotate an encryption key', apps: ['vault', 'not an app'] },
+      });
+      expect(badApps.isError).toBe(true);
+      expect(badApps.structuredContent).toEqual({
+        ok: false,
+        error: 'invalid_request',
+        message: 'The arguments of search_tools do not match its input schema.',
+        issues: [{ path: '/apps/1', message: 'Must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$.' }],
       });
     } finally {
       await close();

@@ -354,7 +354,15 @@ export class Toolset {
         `There is no tool named ${name} among those found; find it with ${SEARCH_TOOLS}, then call ${CALL_TOOL} with the name it answers.`,
       );
     }
-    const parameters = input.arguments ?? {};
+    // Required, as the definition says: a misnamed key (`args`) must not run the tool with none.
+    if (input.arguments === undefined) {
+      return refuse(
+        'invalid_parameters',
+        `${CALL_TOOL} needs the arguments of ${tool.name}: a JSON object ({} when it takes none).`,
+        tool.toolId,
+      );
+    }
+    const parameters = input.arguments;
     if (!isRecord(parameters)) {
       return refuse(
         'invalid_parameters',

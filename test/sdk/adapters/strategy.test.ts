@@ -237,6 +237,17 @@ describe('SDK adapters: strategies within provider limits, and the search pair',
       error: 'invalid_parameters',
       message: 'The arguments of big__zeppelins_archive (arguments of call_tool) must be a JSON object.',
     });
+    // `arguments` is required, as the definition says: a misnamed key is not a call with no arguments.
+    const beforeMisnamed = w.echo.requests.length;
+    expect(
+      (await toolset.call('call_tool', { name: 'big__zeppelins_archive', args: { id: 'z-1' } })).output,
+    ).toEqual({
+      ok: false,
+      error: 'invalid_parameters',
+      message:
+        'call_tool needs the arguments of big__zeppelins_archive: a JSON object ({} when it takes none).',
+    });
+    expect(w.echo.requests.length).toBe(beforeMisnamed);
     // A direct call of a tool the search found works too (a turn's selection offers it by name).
     expect((await toolset.call('big__zeppelins_archive', { id: 'z-2' })).output).toEqual({
       ok: true,
