@@ -48,14 +48,21 @@ const CLOSE_WAIT_MS = 5_000;
  * The call log's writer. A call hands its record to `record()`, which only pushes it on an array:
  * nothing on the call's path waits for the database, and no fault of the database can reach the
  * call. Records are written in batches (one multi-row INSERT) by one write at a time, so the log
- * never holds more than one database connection, whatever the rate of calls. A batch the database
- * refuses is dropped and counted (`onDropped`), never retried: a retry would hold memory for a
- * database that may stay away, and the count tells the operator what is missing.
+ * never holds more than one database connection, whatever the rate of calls. A batch is written
+ * when it is full, or when its first record has waited `flushMs`: never sooner. Records that come
+ * while a write runs wait for their own batch to fill or their own timer — the writer once took
+ * them at the end of each write, and under a steady load its batches shrank to the few records
+ * that came during the last INSERT, each INSERT's fixed cost spread over a handful of records
+ * (BENCHMARKS.md, call log). A batch the database refuses is dropped and counted (`onDropped`),
+ * never retried: a retry would hold memory for a database that may stay away, and the count tells
+ * the operator what is missing.
  */
 export class CallLog {
   #buffer: CallRecord[] = [];
   #timer: NodeJS.Timeout | undefined;
   #writing: Promise<void> | undefined;
+  /** The waiting records' time is up (their timer fired, or flush): a partial batch goes too. */
+  #due = false;
   #lastWarnAt = Number.NEGATIVE_INFINITY;
   #closed = false;
 
@@ -75,15 +82,13 @@ export class CallLog {
     }
     this.#buffer.push(entry);
     if (this.#buffer.length >= this.settings.batch) this.#write();
-    else if (this.#timer === undefined && this.#writing === undefined) {
-      this.#timer = setTimeout(() => this.#write(), this.settings.flushMs);
-      this.#timer.unref();
-    }
+    else if (this.#timer === undefined) this.#arm();
   }
 
   /** Writes what is queued now and resolves when it is written (or dropped): for tests and close(). */
   async flush(): Promise<void> {
     while (this.#buffer.length > 0 || this.#writing) {
+      this.#due = true;
       this.#write();
       await this.#writing;
     }
@@ -102,10 +107,25 @@ export class CallLog {
     clearTimeout(timeout);
   }
 
-  /** Starts the writer unless it runs; it drains the queue, then re-arms the timer for newcomers. */
+  /** The timer of the oldest waiting record: when it fires, whatever waits is written. */
+  #arm(): void {
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#due = true;
+      this.#write();
+    }, this.settings.flushMs);
+    this.#timer.unref();
+  }
+
+  /**
+   * Starts the writer unless it runs (a running writer sees a full batch or `#due` when its INSERT
+   * ends); once it ends, a record still waiting without a timer gets one.
+   */
   #write(): void {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
+    if (this.#buffer.length >= this.settings.batch || this.#due) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
     if (this.#writing) return;
     // A batch belongs to no request: with tracing on, its INSERT is a root span, not the child of
     // whichever call armed the timer (the timer keeps that call's context).
@@ -113,16 +133,15 @@ export class CallLog {
       .with(ROOT_CONTEXT, () => this.#drain())
       .finally(() => {
         this.#writing = undefined;
-        if (this.#buffer.length > 0 && !this.#closed) {
-          this.#timer = setTimeout(() => this.#write(), this.settings.flushMs);
-          this.#timer.unref();
-        }
+        if (this.#buffer.length > 0 && this.#timer === undefined && !this.#closed) this.#arm();
       });
   }
 
+  /** Full batches, and what waits once its time is up; then returns, leaving the rest to wait. */
   async #drain(): Promise<void> {
-    while (this.#buffer.length > 0) {
+    while (this.#buffer.length >= this.settings.batch || (this.#due && this.#buffer.length > 0)) {
       const batch = this.#buffer.splice(0, this.settings.batch);
+      if (this.#buffer.length === 0) this.#due = false;
       try {
         await insertBatch(this.db, batch);
         this.counters.written(batch.length);

@@ -196,19 +196,52 @@ it('arms one flush timer for the first waiting record, which writes all that wai
   expect(await stored()).toEqual(['r0', 'r1']);
 });
 
-it('arms no timer for a record that comes while a write runs: the write takes it', async () => {
+it('keeps a record that comes while a write runs for its own timer, not the next INSERT', async () => {
   const { seam, held, openNext } = heldDatabase();
   const { log, counts } = callLog(seam, { flushMs: 1_000 });
   log.record(record('r0'));
   vi.advanceTimersByTime(1_000);
   expect(held.map((insert) => insert.requestIds)).toEqual([['r0']]);
   log.record(record('r1'));
-  expect(writerTimers()).toBe(0);
+  expect(writerTimers()).toBe(1);
+  vi.advanceTimersByTime(400);
   expect(await openNext()).toEqual(['r0']);
+  // The write has ended and r1 has waited 400 ms of its 1,000: no INSERT yet.
+  expect(held).toEqual([]);
+  expect(writerTimers()).toBe(1);
+  vi.advanceTimersByTime(599);
+  expect(held).toEqual([]);
+  vi.advanceTimersByTime(1);
   expect(await openNext()).toEqual(['r1']);
   expect(counts).toEqual({ written: 2, dropped: 0 });
   expect(writerTimers()).toBe(0);
   expect(await stored()).toEqual(['r0', 'r1']);
+});
+
+it('under a steady flow writes full batches, not the few records each INSERT left behind', async () => {
+  const { seam, held, openNext } = heldDatabase();
+  const { log, counts } = callLog(seam, { batch: 4, maxBuffered: 100, flushMs: 1_000 });
+  let next = 0;
+  const arrive = (n: number) => {
+    for (let i = 0; i < n; i += 1) log.record(record(`r${next++}`));
+  };
+  arrive(4);
+  // Each INSERT takes its time: two records come while it runs, then it ends.
+  const sizes: number[] = [];
+  for (let round = 0; round < 6; round += 1) {
+    arrive(2);
+    if (held.length > 0) sizes.push((await openNext()).length);
+  }
+  // Before, the end of each INSERT wrote the two that came meanwhile: 4, 2, 2, 2, 2, 2.
+  expect(sizes).toEqual([4, 4, 4, 4]);
+  expect(held).toEqual([]);
+  arrive(1);
+  expect(writerTimers()).toBe(1);
+  const flushed = log.flush();
+  expect(await openNext()).toEqual(['r16']);
+  await flushed;
+  expect(counts).toEqual({ written: 17, dropped: 0 });
+  expect(await stored()).toEqual(Array.from({ length: 17 }, (_, i) => `r${i}`));
 });
 
 it('re-arms the flush timer for a record that arrives as a write ends', async () => {
