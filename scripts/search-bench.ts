@@ -2,7 +2,7 @@
  * npm run search-bench — how well `GET /tools?q=` finds the tool a person asks for (issue 22).
  *
  * Fetches the corpus from the npm registry into a cache outside the repository (as `npm run
- * corpus` does), starts toolgate as its own process (PGlite in memory), registers the apps the
+ * corpus` does), starts toolgate as its own process (PGlite in memory, or `--database`), registers the apps the
  * task set is about and look-alike neighbours (about 50 apps), checks that every task's tools exist,
  * then asks each task's query scoped to its app (`appId=`) and across all apps, and prints recall@1,
  * recall@5 and MRR per set, the latency of the answers, the server's memory and how differently
@@ -16,6 +16,9 @@
  *   npm run search-bench -- --collection         the whole APIs.guru collection registered first
  *   npm run search-bench -- --collection --limit 100   …or that many of its documents
  *   npm run search-bench -- --cache <dir>        another cache folder
+ *   npm run search-bench -- --database <url>     the server's DATABASE_URL (default pglite:memory,
+ *                                                which holds every stored document in the server's
+ *                                                own memory); e.g. an empty PostgreSQL database
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -49,6 +52,7 @@ async function main(): Promise<void> {
       verbose: { type: 'boolean', default: false },
       collection: { type: 'boolean', default: false },
       limit: { type: 'string' },
+      database: { type: 'string' },
     },
   });
   const chosen = values.set === 'all' ? [...SETS] : SETS.filter((name) => name === values.set);
@@ -63,7 +67,7 @@ async function main(): Promise<void> {
 
   const adminKey = `bench-${randomBytes(24).toString('hex')}`;
   log('starting toolgate…');
-  const server = await startServer(adminKey);
+  const server = await startServer(adminKey, values.database ? { DATABASE_URL: values.database } : {});
   try {
     const agent = await provisionAgent(server.url, adminKey, 'search-bench');
     const titles = new Map<string, Map<string, string>>();
