@@ -149,4 +149,15 @@ describeBackends('the call log writer', (backend) => {
       records.map((r) => ({ ...r, toolId: r.toolId?.toWellFormed(), userId: r.userId?.toWellFormed() })),
     );
   });
+
+  // A successful call updates five of the seven indexes: the two by outcome hold failures only.
+  it('indexes failed calls only by outcome', async () => {
+    const indexes = await db.queryDirect<{ indexname: string; indexdef: string }>(
+      `SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'call_log' AND indexdef LIKE '%WHERE%' ORDER BY indexname`,
+    );
+    expect(indexes.map((i) => [i.indexname, /WHERE \(outcome <> 'ok'::text\)$/.test(i.indexdef)])).toEqual([
+      ['call_log_client_id_outcome_at_id_idx', true],
+      ['call_log_outcome_at_id_idx', true],
+    ]);
+  });
 });
