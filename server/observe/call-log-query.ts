@@ -73,8 +73,6 @@ export async function listCalls(
   equal('app_id', filters.appId);
   equal('tool_id', filters.toolId);
   equal('outcome', filters.outcome);
-  // The outcome indexes hold only failed calls (schema.prisma); said outright, any plan may use them.
-  if (filters.outcome !== undefined && filters.outcome !== 'ok') conditions.push(Prisma.sql`outcome <> 'ok'`);
   if (filters.since) conditions.push(Prisma.sql`at >= ${filters.since}`);
   if (filters.until) conditions.push(Prisma.sql`at < ${filters.until}`);
   if (filters.after)
