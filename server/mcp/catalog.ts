@@ -123,17 +123,20 @@ export async function findMcpTool(
     if (!admitted(principal, apps, appId)) continue;
     const app = await registry.get(appId);
     if (!app) continue;
+    const entry = (tool: CatalogTool) => ({ name, toolId: composeToolId(app.appId, tool.name), app, tool });
+    // A plain name names its tool: one lookup, not a walk through the app's tools on every call.
+    const direct = app.compiled.tools.get(name.slice(at + MODEL_TOOL_SEPARATOR.length))?.tool;
+    if (direct && mcpToolName(app.appId, direct.name) === name) found.push(entry(direct));
+    if (!hashed) continue;
+    // A hashed name is the hashed form of a plain name that begins as it does: a long name's own,
+    // or the one a shared plain name is listed under. Hashed only when the beginnings agree.
     for (const { tool } of app.compiled.tools.values()) {
-      const own = mcpToolName(app.appId, tool.name);
-      const toolId = composeToolId(app.appId, tool.name);
-      // The hashed form of a plain name (listed when another tool shares it), hashed only when its
-      // first 55 characters already agree.
-      const alias =
-        hashed &&
-        own === `${app.appId}${MODEL_TOOL_SEPARATOR}${tool.name}` &&
-        name.startsWith(own.slice(0, MODEL_TOOL_NAME_MAX - 9)) &&
-        hashedForm(own, toolId) === name;
-      if (own === name || alias) found.push({ name, toolId, app, tool });
+      const plain = `${app.appId}${MODEL_TOOL_SEPARATOR}${tool.name}`;
+      if (
+        name.startsWith(plain.slice(0, MODEL_TOOL_NAME_MAX - 9)) &&
+        hashedForm(plain, composeToolId(app.appId, tool.name)) === name
+      )
+        found.push(entry(tool));
     }
   }
   if (found.length > 0) return found.length === 1 ? (found[0] as McpCatalogEntry) : null;
