@@ -156,7 +156,7 @@ export function consoleRoutes(deps: AppDeps): RouteEntry[] {
         },
       },
       handle: async (req, res, { requestId }) => {
-        if (crossSite(req)) {
+        if (crossSite(req, publicUrl)) {
           discardBody(req);
           const message = 'A console sign-in must come from the console page of this server.';
           return sendError(res, requestProblem(message));
@@ -252,11 +252,16 @@ export function consoleRoutes(deps: AppDeps): RouteEntry[] {
 }
 
 /**
- * A request another site's page made (Fetch Metadata): browsers send Sec-Fetch-Site on every
- * request, so a sign-in posted from elsewhere (login CSRF) is refused; non-browser clients send
- * none and are judged by their key alone.
+ * A request another site's page made: browsers send Sec-Fetch-Site (Fetch Metadata), so a sign-in
+ * posted from elsewhere (login CSRF) is refused. A browser too old for it still sends Origin with
+ * a POST: one that is neither this server's public origin nor its Host is refused too (`null`, an
+ * opaque origin, included). Non-browser clients send neither and are judged by their key alone.
  */
-function crossSite(req: IncomingMessage): boolean {
+function crossSite(req: IncomingMessage, publicUrl: string): boolean {
   const site = headerValue(req.headers, 'sec-fetch-site');
-  return site !== undefined && site !== 'same-origin' && site !== 'none';
+  if (site !== undefined) return site !== 'same-origin' && site !== 'none';
+  const origin = headerValue(req.headers, 'origin');
+  if (origin === undefined) return false;
+  const from = URL.parse(origin);
+  return from === null || (from.origin !== new URL(publicUrl).origin && from.host !== req.headers.host);
 }

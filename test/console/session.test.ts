@@ -105,6 +105,16 @@ describeBackends('web console sessions', (backend) => {
       400,
       { ok: false, error: 'invalid_request', message: why, issues: [{ path: '', message: why }] },
     ]);
+    // A browser that sends no Fetch Metadata still names the page's origin: another site's, or an
+    // opaque one, is refused; this server's own is not.
+    for (const origin of ['https://evil.example', 'null']) {
+      const other = await signIn(server.adminKey, { origin });
+      expect([other.status, other.body]).toEqual([
+        400,
+        { ok: false, error: 'invalid_request', message: why, issues: [{ path: '', message: why }] },
+      ]);
+    }
+    expect((await signIn(server.adminKey, { origin: new URL(server.url).origin })).status).toBe(200);
   });
 
   it('lets the cookie read admin routes, and change them only with the CSRF token', async () => {
