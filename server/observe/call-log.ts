@@ -133,7 +133,11 @@ export class CallLog {
       .with(ROOT_CONTEXT, () => this.#drain())
       .finally(() => {
         this.#writing = undefined;
-        if (this.#buffer.length > 0 && this.#timer === undefined && !this.#closed) this.#arm();
+        if (this.#closed) return;
+        // A batch filled between the drain's last look and now (a record pushed by a promise
+        // continuation) goes at once; anything less waits for its timer.
+        if (this.#buffer.length >= this.settings.batch) this.#write();
+        else if (this.#buffer.length > 0 && this.#timer === undefined) this.#arm();
       });
   }
 

@@ -280,6 +280,40 @@ it('re-arms the flush timer for a record that arrives as a write ends', async ()
   expect(await stored()).toEqual(['r0', 'r1']);
 });
 
+it('writes at once a batch that fills as a write ends, without waiting for a timer', async () => {
+  const { seam, held, openNext } = heldDatabase();
+  const counts = { written: 0, dropped: 0 };
+  let onWritten = () => {};
+  const log = new CallLog(
+    seam,
+    { enabled: true, flushMs: 1_000, batch: 2, maxBuffered: 10 },
+    {
+      written: (n) => {
+        counts.written += n;
+        onWritten();
+      },
+      dropped: (n) => (counts.dropped += n),
+    },
+    {} as Logger,
+  );
+  log.record(record('r0'));
+  log.record(record('r1'));
+  // r2 and r3 come after the writer found nothing more to write, before it has finished.
+  onWritten = () => {
+    onWritten = () => {};
+    queueMicrotask(() => {
+      log.record(record('r2'));
+      log.record(record('r3'));
+    });
+  };
+  expect(await openNext()).toEqual(['r0', 'r1']);
+  expect(held.map((insert) => insert.requestIds)).toEqual([['r2', 'r3']]);
+  expect(writerTimers()).toBe(0);
+  expect(await openNext()).toEqual(['r2', 'r3']);
+  expect(counts).toEqual({ written: 4, dropped: 0 });
+  expect(await stored()).toEqual(['r0', 'r1', 'r2', 'r3']);
+});
+
 it('close() writes what waits, then drops (and counts) every later record', async () => {
   const { log, counts } = callLog(db, {});
   log.record(record('r0'));
