@@ -6,7 +6,7 @@
  * a non-Latin task still finds tools whose words it shares (unstemmed).
  */
 import { stemmer } from 'stemmer';
-import { ACTION_METHODS, STOP_WORDS, SYNONYMS } from './lexicon.ts';
+import { ACTION_METHODS, IRREGULAR_VERBS, STOP_WORDS, SYNONYMS } from './lexicon.ts';
 import { splitTask } from './task.ts';
 import { THESAURUS } from './thesaurus.ts';
 
@@ -102,8 +102,11 @@ function phrase(key: string, words: string[], weight: number): void {
  * A word as phrases are matched: stemmed, stop words kept ("get rid of"), so a phrase written in
  * one form matches every form of its words ("chargeback" → "chargebacks", "crash" → "crashing").
  */
+/** Whether a word asks for an action, in any tense ("made" as "make"). */
+const isAction = (token: string) => ACTIONS.has(IRREGULAR_VERBS.get(token) ?? token);
 function phraseWord(token: string): string {
-  return ASCII_WORD.test(token) ? stemmer(token) : token;
+  const verb = IRREGULAR_VERBS.get(token) ?? token;
+  return ASCII_WORD.test(verb) ? stemmer(verb) : verb;
 }
 const phraseKey = (text: string) => tokenize(text).map(phraseWord).join(' ');
 /** Whether a chunk ("thumbs-up", "to-do") is a known phrase, not a name ("team-ml"). */
@@ -176,7 +179,7 @@ export function readQuery(text: string): Query {
     }
   };
   const act = (word: string) => {
-    const action = ACTIONS.get(word);
+    const action = ACTIONS.get(IRREGULAR_VERBS.get(word) ?? word);
     if (!action) return;
     for (const method of action.methods) query.methods.add(method);
     for (const method of action.weaker) query.weakerMethods.add(method);
@@ -191,7 +194,7 @@ export function readQuery(text: string): Query {
   const firstClause = task.words.slice(0, task.firstClause).flatMap((chunk) => tokenize(chunk)).length;
   const ownWeight: number[] = tokens.map(
     (token, index) =>
-      (ACTIONS.has(token) ? ACTION_WORD_WEIGHT : 1) * (index < firstClause ? 1 : LATER_CLAUSE_WEIGHT),
+      (isAction(token) ? ACTION_WORD_WEIGHT : 1) * (index < firstClause ? 1 : LATER_CLAUSE_WEIGHT),
   );
   const meant: { words: string[]; weight: number }[] = [];
   const inPhrase = new Set<number>();
@@ -224,7 +227,7 @@ export function readQuery(text: string): Query {
     if (apart !== null) phraseAt([at, apart], PHRASES.get(`${keys[at]} ${keys[apart]}`) ?? []);
     else meant.push(...(PHRASES.get(keys[at] as string) ?? []));
   }
-  const actsLater = ![...tokens.slice(0, firstClause)].some((token) => ACTIONS.has(token));
+  const actsLater = ![...tokens.slice(0, firstClause)].some(isAction);
   tokens.forEach((token, index) => {
     add(token, ownWeight[index] as number);
     const stemmed = term(token);

@@ -124,3 +124,28 @@ export const SYNONYMS: ReadonlyArray<readonly string[]> = [
   ['vm', 'instance'],
   ['vms', 'instances'],
 ];
+
+/**
+ * English verbs whose past forms no stemmer brings back to the verb ("took" is not "take" to
+ * Porter): past tense and participle → the verb, so a phrase or an action written with the verb
+ * matches a task told in the past ("he left the company", "took it off the list", "we sent",
+ * "Acme paid"). General English, not API vocabulary; forms that are mostly other words ("saw",
+ * "rose", "felt", "won", "fell") are left out.
+ */
+export const IRREGULAR_VERBS: ReadonlyMap<string, string> = new Map(
+  (
+    'became become began begin begun begin bought buy brought bring built build caught catch chose choose ' +
+    'chosen choose came come dealt deal did do done do drew draw drawn draw drove drive driven drive ' +
+    'forgot forget forgotten forget forgave forgive forgiven forgive froze freeze frozen freeze gave give ' +
+    'given give got get gotten get went go gone go grew grow grown grow had have heard hear hid hide ' +
+    'hidden hide held hold kept keep knew know known know laid lay led lead left leave lent lend lost lose ' +
+    'made make meant mean met meet paid pay ran run rang ring rung ring rebuilt rebuild redid redo redone redo ' +
+    'rewrote rewrite rewritten rewrite said say sent send sold sell shook shake shaken shake shot shoot ' +
+    'shown show sang sing sung sing slept sleep spoke speak spoken speak spent spend stood stand stole steal ' +
+    'stolen steal struck strike swept sweep swore swear sworn swear taught teach took take taken take ' +
+    'told tell thought think threw throw thrown throw understood understand undid undo undone undo ' +
+    'woke wake woken wake wore wear worn wear withdrew withdraw withdrawn withdraw wrote write written write'
+  )
+    .split(' ')
+    .reduce<Array<[string, string]>>((pairs, word, i, all) => (i % 2 === 0 ? [...pairs, [word, all[i + 1] as string]] : pairs), []),
+);

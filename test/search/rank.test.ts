@@ -97,6 +97,18 @@ describe('text analysis', () => {
     expect(readQuery('tear the namespace down').terms.has(term('status') as string)).toBe(false);
   });
 
+  it('reads a task told in the past with the verbs a stemmer cannot bring back', () => {
+    const remove = term('remove') as string;
+    // "took … off" is "take off"; "left" is "leave" (a member leaving); "paid" is "pay".
+    expect(readQuery('I took Wonderwall off my playlist').terms.has(remove)).toBe(true);
+    expect(readQuery('dave left the company').terms.has(remove)).toBe(true);
+    expect(readQuery('Acme paid the invoice').terms.has(term('payment') as string)).toBe(true);
+    // An action in the past still names its method: "made" is "make" (create).
+    expect(readQuery('made a calendar for soccer').methods).toEqual(new Set(['POST']));
+    // The task's own word stays as written, for documents that say it so ("sent messages").
+    expect(readQuery('the emails we sent').terms.get(term('sent') as string)).toBeGreaterThan(0);
+  });
+
   it('reads at most a bounded number of words from a huge task', () => {
     const huge = Array.from(
       { length: 5_000 },
