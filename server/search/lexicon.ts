@@ -147,5 +147,5 @@ export const IRREGULAR_VERBS: ReadonlyMap<string, string> = new Map(
     'woke wake woken wake wore wear worn wear withdrew withdraw withdrawn withdraw wrote write written write'
   )
     .split(' ')
-    .reduce<Array<[string, string]>>((pairs, word, i, all) => (i % 2 === 0 ? [...pairs, [word, all[i + 1] as string]] : pairs), []),
+    .flatMap((word, i, all) => (i % 2 === 0 ? [[word, all[i + 1] as string] as const] : [])),
 );
