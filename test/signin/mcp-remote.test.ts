@@ -37,11 +37,19 @@ describe('mcp-remote signs in by URL alone', { timeout: 120_000 }, () => {
       stderr: 'pipe',
     });
     let printed = '';
+    let listening: (port: string) => void = () => {};
+    // mcp-remote prints the authorization URL first and starts its callback server after: a
+    // browser as quick as this test's would land before it listens (CI once met ECONNREFUSED).
+    const callbackListening = new Promise<string>((resolve) => {
+      listening = resolve;
+    });
     const authorizationUrl = new Promise<string>((resolve) => {
       transport.stderr?.on('data', (chunk: Buffer) => {
         printed += chunk.toString();
         const found = /Please authorize this client by visiting:\s+(\S+)/.exec(printed);
         if (found) resolve(found[1] as string);
+        const server = /OAuth callback server running at http:\/\/127\.0\.0\.1:(\d+)/.exec(printed);
+        if (server) listening(server[1] as string);
       });
     });
     const client = new Client({ name: 'claude-desktop-stand-in', version: '1.0.0' });
@@ -51,6 +59,7 @@ describe('mcp-remote signs in by URL alone', { timeout: 120_000 }, () => {
     expect(url.origin + url.pathname).toBe(`${world.url}/oauth2/authorize`);
     const back = await world.browser('ada').authorize(url);
     expect(back.origin).toBe(`http://localhost:${callbackPort}`);
+    expect(await callbackListening).toBe(String(callbackPort));
     const landed = await fetch(back);
     expect(landed.status).toBe(200);
 
