@@ -54,7 +54,8 @@ export function uniqueToolName(base: string, taken: Set<string>): string {
 export const MODEL_TOOL_SEPARATOR = '__';
 /** Function names accepted by OpenAI, Anthropic and MCP clients alike. */
 export const MODEL_TOOL_NAME_MAX = 64;
-const HASHED_PREFIX = 55;
+/** How many characters of a name its hashed form keeps. */
+export const HASHED_PREFIX = 55;
 
 /**
  * The name a model sees for `<appId>:::<toolName>` (MCP `tools/list`, SDK adapters):
@@ -66,7 +67,15 @@ const HASHED_PREFIX = 55;
 export function modelToolName(appId: string, toolName: string, sha256Hex: (text: string) => string): string {
   const plain = `${appId}${MODEL_TOOL_SEPARATOR}${toolName}`;
   if (plain.length <= MODEL_TOOL_NAME_MAX) return plain;
-  return `${plain.slice(0, HASHED_PREFIX)}_${sha256Hex(composeToolId(appId, toolName)).slice(0, 8)}`;
+  return hashedToolName(plain, composeToolId(appId, toolName), sha256Hex);
+}
+
+/**
+ * The hashed form of a name: its first 55 characters, `_`, and the first 8 hex digits of the
+ * SHA-256 of the composite id — a long name's own, or (MCP) that of a plain name two tools share.
+ */
+export function hashedToolName(name: string, toolId: string, sha256Hex: (text: string) => string): string {
+  return `${name.slice(0, HASHED_PREFIX)}_${sha256Hex(toolId).slice(0, 8)}`;
 }
 
 /** Function names OpenAI and Anthropic accept (`.` is not among them, though ids may hold it). */
@@ -88,5 +97,5 @@ export function functionToolName(
   const name = modelToolName(appId, toolName, sha256Hex);
   if (FUNCTION_NAME_PATTERN.test(name)) return name;
   const safe = `${appId}${MODEL_TOOL_SEPARATOR}${toolName}`.replace(/[^A-Za-z0-9_-]/g, '_');
-  return `${safe.slice(0, HASHED_PREFIX)}_${sha256Hex(composeToolId(appId, toolName)).slice(0, 8)}`;
+  return hashedToolName(safe, composeToolId(appId, toolName), sha256Hex);
 }

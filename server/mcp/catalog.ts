@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import { composeToolId, ID_PATTERN } from '../../shared/ids.ts';
-import { MODEL_TOOL_NAME_MAX, MODEL_TOOL_SEPARATOR, modelToolName } from '../../shared/tool-names.ts';
+import {
+  HASHED_PREFIX,
+  hashedToolName,
+  MODEL_TOOL_NAME_MAX,
+  MODEL_TOOL_SEPARATOR,
+  modelToolName,
+} from '../../shared/tool-names.ts';
 import type { AppRegistry, LoadedApp } from '../apps/registry.ts';
 import type { Principal } from '../auth/authenticate.ts';
 import { canExecute } from '../auth/scopes.ts';
@@ -35,10 +41,8 @@ export function mcpToolName(appId: string, toolName: string): string {
   return modelToolName(appId, toolName, sha256Hex);
 }
 
-/** The hashed form of a name: its first 55 characters, `_`, 8 hex digits of the composite id's SHA-256. */
-function hashedForm(name: string, toolId: string): string {
-  return `${name.slice(0, MODEL_TOOL_NAME_MAX - 9)}_${sha256Hex(toolId).slice(0, 8)}`;
-}
+/** The hashed form of a name (shared/tool-names.ts). */
+const hashedForm = (name: string, toolId: string) => hashedToolName(name, toolId, sha256Hex);
 
 /**
  * The MCP name of one tool of the key's catalog (narrowed by `apps`), as `tools/list` lists it: its
@@ -54,19 +58,27 @@ export async function mcpNameIn(
   const name = mcpToolName(appId, toolName);
   if (name !== `${appId}${MODEL_TOOL_SEPARATOR}${toolName}`) return name;
   let owners = 0;
-  for (const at of separators(name)) {
-    const owner = name.slice(0, at);
-    if (!admitted(principal, apps, owner)) continue;
-    const app = await registry.get(owner);
-    if (app?.compiled.tools.has(name.slice(at + MODEL_TOOL_SEPARATOR.length))) owners += 1;
-  }
+  for await (const { app, rest } of appsOf(registry, principal, apps, name))
+    if (app.compiled.tools.has(rest)) owners += 1;
   return owners > 1 ? hashedForm(name, composeToolId(appId, toolName)) : name;
 }
 
-/** Where `__` starts in a name, past its first character: each place an app id may end. */
-function* separators(name: string): Generator<number> {
-  for (let at = name.indexOf(MODEL_TOOL_SEPARATOR); at > 0; at = name.indexOf(MODEL_TOOL_SEPARATOR, at + 1))
-    yield at;
+/**
+ * The apps of the key's catalog (narrowed by `apps`) a name may begin with, and the rest of the
+ * name after theirs: app ids may hold `__` themselves, so each `__` of the name is a place to cut.
+ */
+async function* appsOf(
+  registry: AppRegistry,
+  principal: Principal,
+  apps: ReadonlySet<string> | undefined,
+  name: string,
+): AsyncGenerator<{ app: LoadedApp; rest: string }> {
+  for (let at = name.indexOf(MODEL_TOOL_SEPARATOR); at > 0; at = name.indexOf(MODEL_TOOL_SEPARATOR, at + 1)) {
+    const appId = name.slice(0, at);
+    if (!admitted(principal, apps, appId)) continue;
+    const app = await registry.get(appId);
+    if (app) yield { app, rest: name.slice(at + MODEL_TOOL_SEPARATOR.length) };
+  }
 }
 
 function admitted(principal: Principal, apps: ReadonlySet<string> | undefined, appId: string): boolean {
@@ -118,14 +130,10 @@ export async function findMcpTool(
 ): Promise<McpCatalogEntry | null> {
   const hashed = HASHED_TAIL.test(name);
   const found: McpCatalogEntry[] = [];
-  for (const at of separators(name)) {
-    const appId = name.slice(0, at);
-    if (!admitted(principal, apps, appId)) continue;
-    const app = await registry.get(appId);
-    if (!app) continue;
+  for await (const { app, rest } of appsOf(registry, principal, apps, name)) {
     const entry = (tool: CatalogTool) => ({ name, toolId: composeToolId(app.appId, tool.name), app, tool });
     // A plain name names its tool: one lookup, not a walk through the app's tools on every call.
-    const direct = app.compiled.tools.get(name.slice(at + MODEL_TOOL_SEPARATOR.length))?.tool;
+    const direct = app.compiled.tools.get(rest)?.tool;
     if (direct && mcpToolName(app.appId, direct.name) === name) found.push(entry(direct));
     if (!hashed) continue;
     // A hashed name is the hashed form of a plain name that begins as it does: a long name's own,
@@ -133,7 +141,7 @@ export async function findMcpTool(
     for (const { tool } of app.compiled.tools.values()) {
       const plain = `${app.appId}${MODEL_TOOL_SEPARATOR}${tool.name}`;
       if (
-        name.startsWith(plain.slice(0, MODEL_TOOL_NAME_MAX - 9)) &&
+        name.startsWith(plain.slice(0, HASHED_PREFIX)) &&
         hashedForm(plain, composeToolId(app.appId, tool.name)) === name
       )
         found.push(entry(tool));
