@@ -130,13 +130,26 @@ function heldDatabase() {
 
 function callLog(seam: Pick<Database, 'queryDirect'>, settings: Partial<CallLogSettings>, logger = {}) {
   const counts = { written: 0, dropped: 0 };
+  let onWritten = () => {};
   const log = new CallLog(
     seam,
     { enabled: true, flushMs: 1_000, batch: 10, maxBuffered: 10, ...settings },
-    { written: (n) => (counts.written += n), dropped: (n) => (counts.dropped += n) },
+    {
+      written: (n) => {
+        counts.written += n;
+        const run = onWritten;
+        onWritten = () => {};
+        run();
+      },
+      dropped: (n) => (counts.dropped += n),
+    },
     logger as Logger,
   );
-  return { log, counts };
+  /** Runs `then` once, as the next write is counted: before the writer has finished with it. */
+  const afterNextWrite = (then: () => void) => {
+    onWritten = then;
+  };
+  return { log, counts, afterNextWrite };
 }
 
 it('drops (and counts) a record when maxBuffered records wait; those that waited are written', async () => {
@@ -246,28 +259,12 @@ it('under a steady flow writes full batches, not the few records each INSERT lef
 
 it('re-arms the flush timer for a record that arrives as a write ends', async () => {
   const { seam, held, openNext } = heldDatabase();
-  const counts = { written: 0, dropped: 0 };
-  let onWritten = () => {};
-  const log = new CallLog(
-    seam,
-    { enabled: true, flushMs: 1_000, batch: 10, maxBuffered: 10 },
-    {
-      written: (n) => {
-        counts.written += n;
-        onWritten();
-      },
-      dropped: (n) => (counts.dropped += n),
-    },
-    {} as Logger,
-  );
+  const { log, counts, afterNextWrite } = callLog(seam, {});
   log.record(record('r0'));
   vi.advanceTimersByTime(1_000);
   // r1 comes after the writer found nothing more to write, before it has finished: no write takes
   // it and none is running to arm a timer; the ending write must.
-  onWritten = () => {
-    onWritten = () => {};
-    queueMicrotask(() => log.record(record('r1')));
-  };
+  afterNextWrite(() => queueMicrotask(() => log.record(record('r1'))));
   expect(await openNext()).toEqual(['r0']);
   expect(held).toEqual([]);
   expect(writerTimers()).toBe(1);
@@ -282,30 +279,16 @@ it('re-arms the flush timer for a record that arrives as a write ends', async ()
 
 it('writes at once a batch that fills as a write ends, without waiting for a timer', async () => {
   const { seam, held, openNext } = heldDatabase();
-  const counts = { written: 0, dropped: 0 };
-  let onWritten = () => {};
-  const log = new CallLog(
-    seam,
-    { enabled: true, flushMs: 1_000, batch: 2, maxBuffered: 10 },
-    {
-      written: (n) => {
-        counts.written += n;
-        onWritten();
-      },
-      dropped: (n) => (counts.dropped += n),
-    },
-    {} as Logger,
-  );
+  const { log, counts, afterNextWrite } = callLog(seam, { batch: 2 });
   log.record(record('r0'));
   log.record(record('r1'));
   // r2 and r3 come after the writer found nothing more to write, before it has finished.
-  onWritten = () => {
-    onWritten = () => {};
+  afterNextWrite(() =>
     queueMicrotask(() => {
       log.record(record('r2'));
       log.record(record('r3'));
-    });
-  };
+    }),
+  );
   expect(await openNext()).toEqual(['r0', 'r1']);
   expect(held.map((insert) => insert.requestIds)).toEqual([['r2', 'r3']]);
   expect(writerTimers()).toBe(0);
