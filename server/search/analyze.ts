@@ -98,14 +98,16 @@ function phrase(key: string, words: string[], weight: number): void {
   list.push({ words, weight });
   PHRASES.set(key, list);
 }
+/** Whether a word asks for an action, in any tense ("made" as "make"). */
+const isAction = (token: string) => ACTIONS.has(verbOf(token));
+/** The verb of an irregular past form ("took" → "take"); any other word as it is. */
+const verbOf = (token: string) => IRREGULAR_VERBS.get(token) ?? token;
 /**
  * A word as phrases are matched: stemmed, stop words kept ("get rid of"), so a phrase written in
  * one form matches every form of its words ("chargeback" → "chargebacks", "crash" → "crashing").
  */
-/** Whether a word asks for an action, in any tense ("made" as "make"). */
-const isAction = (token: string) => ACTIONS.has(IRREGULAR_VERBS.get(token) ?? token);
 function phraseWord(token: string): string {
-  const verb = IRREGULAR_VERBS.get(token) ?? token;
+  const verb = verbOf(token);
   return ASCII_WORD.test(verb) ? stemmer(verb) : verb;
 }
 const phraseKey = (text: string) => tokenize(text).map(phraseWord).join(' ');
@@ -179,7 +181,7 @@ export function readQuery(text: string): Query {
     }
   };
   const act = (word: string) => {
-    const action = ACTIONS.get(IRREGULAR_VERBS.get(word) ?? word);
+    const action = ACTIONS.get(verbOf(word));
     if (!action) return;
     for (const method of action.methods) query.methods.add(method);
     for (const method of action.weaker) query.weakerMethods.add(method);
