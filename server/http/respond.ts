@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { type ErrorBody, statusOf } from '../../shared/errors.ts';
+import { apiError, type ErrorBody, statusOf } from '../../shared/errors.ts';
 import { requestLogFields } from '../logger.ts';
 
 /** Writes a JSON answer with its length. */
@@ -22,4 +22,11 @@ export function sendJson(
 export function sendError(res: ServerResponse, body: ErrorBody, headers: Record<string, string> = {}): void {
   requestLogFields(res).error = body.error;
   sendJson(res, statusOf(body.error), body, headers);
+}
+
+/** The contract's 405 with the methods the path does answer (the route table's, and /mcp's own). */
+export function sendMethodNotAllowed(res: ServerResponse, method: string, allow: readonly string[]): void {
+  sendError(res, apiError('method_not_allowed', `${method} is not allowed on this path.`), {
+    allow: allow.join(', '),
+  });
 }

@@ -1,5 +1,5 @@
 import type { AppDeps } from '../deps.ts';
-import { mcpRoute } from '../mcp/route.ts';
+import { mcpRoutes } from '../mcp/route.ts';
 import type { Metrics } from '../metrics.ts';
 import { appRouter } from '../routers/_app.ts';
 import { createCallerFactory } from '../trpc.ts';
@@ -29,7 +29,7 @@ export function createRoutes(deps: AppDeps, metrics: Metrics): RouteEntry[] {
   const routes: RouteEntry[] = [
     ...oauthRoutes(deps),
     ...signinRoutes(deps),
-    mcpRoute(deps),
+    ...mcpRoutes(deps),
     ...operationalRoutes(deps, metrics, openapiJson),
     ...consoleRoutes(deps),
     trpcMount(deps),

@@ -15,7 +15,7 @@ import { requestLogFields } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import { withActiveSpan } from '../observe/tracing.ts';
 import { discardBody } from './body.ts';
-import { sendError } from './respond.ts';
+import { sendError, sendMethodNotAllowed } from './respond.ts';
 import { ToolgateResponse } from './response.ts';
 import {
   createRouteTable,
@@ -126,9 +126,7 @@ function dispatch(
       return match.route.handle(req, res, new MatchedRequest(target, match.params, requestId, started));
     case 'method_not_allowed':
       discardBody(req);
-      sendError(res, apiError('method_not_allowed', `${method} is not allowed on this path.`), {
-        allow: match.allow.join(', '),
-      });
+      sendMethodNotAllowed(res, method, match.allow);
       return Promise.resolve();
     case 'bad_path':
       discardBody(req);

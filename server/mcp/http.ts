@@ -10,12 +10,13 @@ import type { AppDeps } from '../deps.ts';
 import { badHeader, requestProblem } from '../errors.ts';
 import { discardBody, readJsonBody } from '../http/body.ts';
 import { bodyFailure } from '../http/problem.ts';
-import { sendError, sendJson } from '../http/respond.ts';
+import { sendError, sendJson, sendMethodNotAllowed } from '../http/respond.ts';
 import type { RouteHandler, RouteRequest } from '../http/route-table.ts';
 import { lazyLogger, requestLogFields } from '../logger.ts';
 import { resourceMetadataUrl } from '../signin/paths.ts';
 import { rememberInitialize } from './clients.ts';
 import { MCP_CALL, MCP_MODES, type McpCall, type McpMode } from './context.ts';
+import { allowOrigin, answerPreflight, isPreflight } from './cors.ts';
 import { answerDirectCall, DirectCallRecognizer } from './direct-call.ts';
 import { MCP_PATH } from './path.ts';
 import { requestStateCodecs, STATE_BINDING, type StateBinding } from './request-state.ts';
@@ -29,6 +30,9 @@ const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', '[::1]', 'localhost']);
 /** A 401 of /mcp tells the client how to authenticate. */
 const UNAUTHORIZED: Readonly<Record<string, string>> = Object.freeze({ 'www-authenticate': 'Bearer' });
 
+/** What the guard decided: refused (403 answered), or admitted, with the browser Origin it admitted if one was sent. */
+type Admission = { admitted: false } | { admitted: true; origin: string | undefined };
+
 /** One JSON-RPC message as the body carries it (a non-null, non-array object). */
 type RpcMessage = { method?: unknown; params?: { capabilities?: unknown; arguments?: unknown } };
 type McpHandler = ReturnType<typeof createMcpHandler>;
@@ -39,10 +43,12 @@ function sendRpcError(res: ServerResponse, status: number, code: number, message
 }
 
 /**
- * POST /mcp: the HTTP side of the MCP adapter, in front of the official SDK's stateless handler
+ * /mcp: the HTTP side of the MCP adapter, in front of the official SDK's stateless handler
  * (createMcpHandler: 2026-07-28, and 2025-era clients through its legacy fallback). Its steps, in
  * order; each answers the request itself when it refuses it:
- * 1. `guard`: the DNS-rebinding defence (Host, Origin → 403);
+ * 1. `guard`: the DNS-rebinding defence (Host, Origin → 403); an Origin it admits gets CORS
+ *    (cors.ts): its preflight is answered, and every answer after this carries Allow-Origin;
+ *    then any method but POST answers 405;
  * 2. `readMessage`: the body (415, 413; malformed JSON and batches → JSON-RPC errors);
  * 3. `signIn`: key and client (401 + WWW-Authenticate), auth/agent.ts as on every surface;
  * 4. `callOptions`: the `apps` filter, the `mode` (catalog or search pair) and X-Service-User-Id,
@@ -67,7 +73,16 @@ export function createMcpRoute(deps: AppDeps, options: { direct?: boolean } = {}
     : UNAUTHORIZED;
 
   return async function handleMcp(req, res, request): Promise<void> {
-    if (!guard(req, res)) return;
+    const admission = guard(req, res);
+    if (!admission.admitted) return;
+    if (admission.origin !== undefined) {
+      if (isPreflight(req)) return answerPreflight(req, res, admission.origin);
+      allowOrigin(res, admission.origin);
+    }
+    if (req.method !== 'POST') {
+      discardBody(req);
+      return sendMethodNotAllowed(res, req.method ?? 'GET', ['POST']);
+    }
     const message = await readMessage(req, res, config.maxBodyBytes);
     if (!message) return;
     const caller = await signIn(deps, req, res, unauthorized);
@@ -82,12 +97,13 @@ export function createMcpRoute(deps: AppDeps, options: { direct?: boolean } = {}
 /**
  * Step 1, the DNS-rebinding defence (contract §9): a Host this server does not answer for, or a
  * browser Origin that is neither PUBLIC_URL's, nor in MCP_ALLOWED_ORIGINS, nor — on a server that
- * listens on loopback — an http loopback origin on any port, gets 403. True when the request may go
- * on. A loopback server is reached only from its own machine, where a local page or tool on
+ * listens on loopback — an http loopback origin on any port, gets 403; otherwise the request may
+ * go on. A loopback server is reached only from its own machine, where a local page or tool on
  * another port (the MCP Inspector, a dev UI) is the normal caller; a rebinding attack's page has a
- * foreign origin, which stays refused.
+ * foreign origin, which stays refused. The one rule for both this 403 and CORS (cors.ts): an
+ * Origin is either refused here or admitted, and then answered with its CORS headers.
  */
-function hostAndOriginGuard(config: Config): (req: IncomingMessage, res: ServerResponse) => boolean {
+function hostAndOriginGuard(config: Config): (req: IncomingMessage, res: ServerResponse) => Admission {
   const publicUrl = new URL(config.publicUrl);
   const onLoopback = LOOPBACK_HOSTS.has(config.host);
   const allowedHosts = [publicUrl.hostname];
@@ -103,15 +119,15 @@ function hostAndOriginGuard(config: Config): (req: IncomingMessage, res: ServerR
     if (!validateHostHeader(headerValue(req.headers, 'host'), allowedHosts).ok) {
       discardBody(req);
       sendRpcError(res, 403, -32000, 'The Host header names no host this server answers for.');
-      return false;
+      return { admitted: false };
     }
     const origin = req.headers.origin;
     if (origin !== undefined && !originAllowed(origin)) {
       discardBody(req);
       sendRpcError(res, 403, -32000, 'This Origin may not call /mcp (MCP_ALLOWED_ORIGINS).');
-      return false;
+      return { admitted: false };
     }
-    return true;
+    return { admitted: true, origin };
   };
 }
 

@@ -4,17 +4,18 @@ import { lazyHandler, type RouteEntry } from '../http/route-table.ts';
 import { MCP_PATH } from './path.ts';
 
 /**
- * The /mcp entry of the route table (docs/reference.md "MCP"): POST only; GET and DELETE (2025
- * session operations) get the table's 405. The MCP SDK (about 25 MB) loads on the first /mcp
- * request, not at start (idle RSS, issue 14): the handler (http.ts) is imported then.
+ * The /mcp entries of the route table (docs/reference.md "MCP"): POST, documented; and every other
+ * method to the same handler, which answers a browser's CORS preflight and, to anything else, the
+ * contract's 405 (Allow: POST) — itself rather than the table, so that an admitted browser Origin
+ * can read that 405 too (cors.ts). The MCP SDK (about 25 MB) loads on the first /mcp request, not
+ * at start (idle RSS, issue 14): the handler (http.ts) is imported then.
  */
-export function mcpRoute(deps: AppDeps): RouteEntry {
-  return {
-    method: 'POST',
-    path: MCP_PATH,
-    openapi: MCP_OPERATION,
-    handle: lazyHandler(() => import('./http.ts').then((mcp) => mcp.createMcpRoute(deps))),
-  };
+export function mcpRoutes(deps: AppDeps): RouteEntry[] {
+  const handle = lazyHandler(() => import('./http.ts').then((mcp) => mcp.createMcpRoute(deps)));
+  return [
+    { method: 'POST', path: MCP_PATH, openapi: MCP_OPERATION, handle },
+    { method: '*', path: MCP_PATH, handle },
+  ];
 }
 
 const MCP_OPERATION = {
@@ -28,7 +29,8 @@ const MCP_OPERATION = {
     'when the catalog holds more than MCP_MAX_LISTED_TOOLS tools). ' +
     'Both protocol eras are served (2026-07-28 without handshake; 2025-11-25 / 2025-06-18 with a stateless ' +
     "`initialize`). GET and DELETE answer 405. A browser `Origin` other than PUBLIC_URL's, one in " +
-    'MCP_ALLOWED_ORIGINS or (on a loopback server) an http loopback origin, or a foreign `Host`, answers 403.',
+    'MCP_ALLOWED_ORIGINS or (on a loopback server) an http loopback origin, or a foreign `Host`, answers 403; ' +
+    'an admitted Origin gets CORS (preflight `OPTIONS` answered 204, `Access-Control-Allow-Origin` on every answer).',
   parameters: [
     {
       name: 'apps',

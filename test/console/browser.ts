@@ -11,7 +11,8 @@ export const CHROMIUM = '/usr/bin/chromium';
 export const HAS_CHROMIUM = existsSync(CHROMIUM);
 export const SCREENSHOTS = fileURLToPath(new URL('../../test-artifacts/console/', import.meta.url));
 
-export function launch(): Promise<Browser> {
+/** `args`: Chromium switches besides (e.g. `--host-resolver-rules` to give a page another origin). */
+export function launch(args: string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     args: [
@@ -22,6 +23,7 @@ export function launch(): Promise<Browser> {
       '--disable-component-update',
       '--disable-sync',
       '--no-first-run',
+      ...args,
     ],
   });
 }
