@@ -14,6 +14,39 @@ import { signinPages } from './signin-pages.ts';
 const METADATA_HEADERS = { 'access-control-allow-origin': '*', 'cache-control': 'max-age=300' };
 
 /**
+ * CORS of what a browser client (a web MCP client, a public client with PKCE) calls by fetch:
+ * discovery, registration (RFC 7591), token (RFC 6749 §3.2) and revocation (RFC 7009). Any origin
+ * (`*`): these endpoints read no cookie nor any other ambient authority, so an answer depends only
+ * on what the request itself carries (client metadata, a code with its PKCE verifier, a refresh
+ * token), and a page learns nothing it did not already hold; `*` also rules credentials out. The
+ * OAuth security BCP (RFC 9700, "Usage of CORS") admits CORS on exactly these endpoints and forbids
+ * it on the authorization endpoint, which, like the consent and /me pages, is a navigation and
+ * gets none. A preflight is needed because registration posts application/json and the MCP SDK's
+ * discovery sends MCP-Protocol-Version (token and revoke are simple requests for a public client).
+ */
+function readableFromAnyOrigin(res: ServerResponse): void {
+  res.setHeader('access-control-allow-origin', '*');
+}
+
+/** OPTIONS on one of those paths: 204 saying which method and headers a page may send, for 2 hours. */
+function preflightRoute(path: string, method: 'GET' | 'POST'): RouteEntry {
+  return {
+    method: 'OPTIONS',
+    path,
+    handle: async (req, res) => {
+      discardBody(req);
+      res.writeHead(204, {
+        'access-control-allow-origin': '*',
+        'access-control-allow-methods': method,
+        'access-control-allow-headers': 'content-type, accept, mcp-protocol-version',
+        'access-control-max-age': '7200',
+      });
+      res.end();
+    },
+  };
+}
+
+/**
  * The paths of MCP sign-in (docs/reference.md "MCP sign-in"): discovery, registration, and (later
  * entries) authorize, token, revoke and the person's pages. Only when sign-in is configured: without
  * LOGIN_OIDC_* the table has none of them, so each answers 404.
@@ -25,6 +58,12 @@ export function signinRoutes(deps: AppDeps): RouteEntry[] {
     ...discoveryRoutes(signin),
     registrationRoute(deps, signin),
     ...tokenRoutes(deps, signin),
+    ...[SIGNIN_PATH.protectedResourceMcp, SIGNIN_PATH.protectedResource, SIGNIN_PATH.authorizationServer].map(
+      (path) => preflightRoute(path, 'GET'),
+    ),
+    ...[SIGNIN_PATH.register, SIGNIN_PATH.token, SIGNIN_PATH.revoke].map((path) =>
+      preflightRoute(path, 'POST'),
+    ),
     ...signinPages(deps, signin),
   ];
 }
@@ -51,6 +90,7 @@ function registrationRoute(deps: AppDeps, signin: Signin): RouteEntry {
     method: 'POST',
     path: SIGNIN_PATH.register,
     handle: async (req, res, { requestId }) => {
+      readableFromAnyOrigin(res);
       const read = await readJsonBody(req, deps.config.maxBodyBytes);
       if (!read.ok) {
         if (read.error === 'payload_too_large') {
@@ -79,6 +119,8 @@ function registrationRoute(deps: AppDeps, signin: Signin): RouteEntry {
 function tokenRoutes(deps: AppDeps, signin: Signin): RouteEntry[] {
   const limit = deps.config.maxBodyBytes;
   const form = async (req: IncomingMessage, res: ServerResponse): Promise<URLSearchParams | undefined> => {
+    // Every answer, errors included (a browser client must read them too).
+    readableFromAnyOrigin(res);
     const read = await readFormBody(req, limit);
     if (read.ok) return read.value;
     if (read.error === 'payload_too_large') sendError(res, bodyFailure(read.error, limit));

@@ -5,7 +5,9 @@
  * preflight first — and reads the answers' bodies and the headers it needs. A page at an origin
  * the server does not admit fails in the browser, and the server answered it 403. Both ways an
  * origin is admitted: the loopback rule (a server listening on loopback) and MCP_ALLOWED_ORIGINS
- * (a server on every interface, where the loopback rule does not apply).
+ * (a server on every interface, where the loopback rule does not apply). And with MCP sign-in on,
+ * a page at any origin does what a browser public client does by fetch: discovery, registration,
+ * token.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,6 +16,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM, HAS_CHROMIUM, launch } from '../console/browser.ts';
 import { type Agent, provisionAgent, registerApp } from '../support/agent.ts';
 import { startServer, type TestServer } from '../support/server.ts';
+
+/** Sign-in settings whose provider is never contacted here (its discovery is lazy). */
+const LOGIN_ENV = {
+  LOGIN_OIDC_ISSUER: 'https://login.invalid',
+  LOGIN_OIDC_CLIENT_ID: 'toolgate',
+  LOGIN_OIDC_CLIENT_SECRET: 'login-client-secret-for-tests',
+};
 
 /** evil.test is 127.0.0.1 for this browser: a page there is a foreign origin on this machine. */
 const FOREIGN_HOST = 'evil.test';
@@ -228,6 +237,69 @@ describe.skipIf(!HAS_CHROMIUM)('a browser MCP client in headless Chromium', () =
       const outcome = await runClient(browser, `http://localhost:${pages.port}/`, mcpUrl, agent);
       expect(outcome).toEqual(BLOCKED);
       expect(mcpAnswers(server, from)).toEqual(['OPTIONS 403']);
+    });
+  });
+
+  describe('with MCP sign-in on: the fetches of a browser public client', () => {
+    let server: TestServer;
+
+    beforeAll(async () => {
+      server = await startServer('pglite', { ownPublicUrl: true, env: LOGIN_ENV });
+    });
+    afterAll(async () => {
+      await server?.close();
+    });
+
+    it('a page at any origin reads discovery, registers itself and reads the token endpoint', async () => {
+      const context = await browser.newContext();
+      try {
+        const page = await context.newPage();
+        await page.goto(`http://${FOREIGN_HOST}:${pages.port}/`);
+        const outcome = await page.evaluate(
+          async ({ issuer, redirectUri }) => {
+            try {
+              // As the MCP SDK asks: with MCP-Protocol-Version, which takes a preflight.
+              const discovery = await fetch(`${issuer}/.well-known/oauth-authorization-server`, {
+                headers: { 'mcp-protocol-version': '2025-11-25' },
+              });
+              const metadata = (await discovery.json()) as {
+                registration_endpoint: string;
+                token_endpoint: string;
+              };
+              const registration = await fetch(metadata.registration_endpoint, {
+                method: 'POST',
+                headers: { 'content-type': 'application/json' },
+                body: JSON.stringify({ redirect_uris: [redirectUri], client_name: 'web client' }),
+              });
+              const client = (await registration.json()) as { client_id: string; redirect_uris: string[] };
+              const token = await fetch(metadata.token_endpoint, {
+                method: 'POST',
+                headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+                body: new URLSearchParams({
+                  grant_type: 'refresh_token',
+                  refresh_token: 'tg_rt_unknown',
+                  client_id: client.client_id,
+                }).toString(),
+              });
+              return {
+                discovery: discovery.status,
+                registration: [registration.status, client.redirect_uris],
+                token: [token.status, ((await token.json()) as { error: string }).error],
+              };
+            } catch (error) {
+              return { failure: String(error) };
+            }
+          },
+          { issuer: server.url, redirectUri: 'https://web-client.example/callback' },
+        );
+        expect(outcome).toEqual({
+          discovery: 200,
+          registration: [201, ['https://web-client.example/callback']],
+          token: [400, 'invalid_grant'],
+        });
+      } finally {
+        await context.close();
+      }
     });
   });
 });
