@@ -116,12 +116,14 @@ function hostAndOriginGuard(config: Config): (req: IncomingMessage, res: ServerR
     return onLoopback && origin.protocol === 'http:' && LOOPBACK_HOSTS.has(origin.hostname);
   };
   return (req, res) => {
+    const origin = req.headers.origin;
     if (!validateHostHeader(headerValue(req.headers, 'host'), allowedHosts).ok) {
       discardBody(req);
+      // An admitted page may read why (say, a proxy's Host this server was not told of).
+      if (origin !== undefined && originAllowed(origin)) allowOrigin(res, origin);
       sendRpcError(res, 403, -32000, 'The Host header names no host this server answers for.');
       return { admitted: false };
     }
-    const origin = req.headers.origin;
     if (origin !== undefined && !originAllowed(origin)) {
       discardBody(req);
       sendRpcError(res, 403, -32000, 'This Origin may not call /mcp (MCP_ALLOWED_ORIGINS).');

@@ -5,6 +5,7 @@
  * is answered as before. Raw HTTP, every header that matters asserted whole; the browser itself is
  * in cors-browser.test.ts.
  */
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Agent, agentHeaders, provisionAgent } from '../support/agent.ts';
 import { startServer, type TestServer } from '../support/server.ts';
@@ -170,6 +171,44 @@ describe('CORS on /mcp', () => {
 
     const batch = await send(server, 'POST', { ...agentHeaders(agent), origin: ADMITTED }, '[]');
     expect([batch.status, batch.headers]).toEqual([400, READABLE(ADMITTED)]);
+  });
+
+  it('lets an admitted origin read the 403 of a Host this server does not answer for', async () => {
+    // fetch cannot set Host: a raw request does.
+    const reply = await new Promise<{ status: number; headers: Record<string, string>; body: unknown }>(
+      (resolve, reject) => {
+        const req = request(
+          new URL('/mcp', server.url),
+          {
+            method: 'POST',
+            headers: { host: 'rebound.example', 'content-type': 'application/json', origin: ADMITTED },
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (chunk: Buffer) => chunks.push(chunk));
+            res.on('end', () => {
+              const headers = headerSet(new Headers(res.headers as Record<string, string>));
+              resolve({
+                status: res.statusCode ?? 0,
+                headers,
+                body: JSON.parse(Buffer.concat(chunks).toString()),
+              });
+            });
+          },
+        );
+        req.on('error', reject);
+        req.end(INITIALIZE);
+      },
+    );
+    expect(reply).toEqual({
+      status: 403,
+      headers: READABLE(ADMITTED),
+      body: {
+        jsonrpc: '2.0',
+        error: { code: -32000, message: 'The Host header names no host this server answers for.' },
+        id: null,
+      },
+    });
   });
 
   it('answers a foreign origin 403 without CORS, and a request without Origin as before', async () => {
