@@ -19,6 +19,9 @@
  *   npm run search-bench -- --database <url>     the server's DATABASE_URL (default pglite:memory,
  *                                                which holds every stored document in the server's
  *                                                own memory); e.g. an empty PostgreSQL database
+ *
+ * To screen a change to the ranking, `npm run search-screen` (search-bench/screen.ts) gives the
+ * same figures in-process in about 20 s.
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

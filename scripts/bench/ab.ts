@@ -94,6 +94,8 @@ interface Variant {
   /** Its PostgreSQL database (none for the bare proxy), and the CPU its backends took per call, a round each. */
   database?: string;
   databaseResults: number[];
+  /** Each round's latency p99 (ms, autocannon's): a stall of the event loop shows here first. */
+  p99s: number[];
 }
 
 async function start(spec: string, upstreamUrl: string): Promise<Variant> {
@@ -175,7 +177,7 @@ async function start(spec: string, upstreamUrl: string): Promise<Variant> {
         };
   const check = await fetch(load.url, { method: 'POST', headers: load.headers, body: load.body });
   if (check.status !== 200) throw new Error(`${name}: ${check.status} ${await check.text()}`);
-  return { name, pid: child.pid as number, load, results: [], database, databaseResults: [] };
+  return { name, pid: child.pid as number, load, results: [], database, databaseResults: [], p99s: [] };
 }
 
 /**
@@ -224,7 +226,7 @@ async function bare(upstreamUrl: string): Promise<Variant> {
     child.once('message', (m: { url: string }) => resolve(m.url)),
   );
   const load = { url: `${url}${ITEM_PATH}`, headers: { accept: 'application/json' }, body: '' };
-  return { name: 'bare', pid: child.pid as number, load, results: [], databaseResults: [] };
+  return { name: 'bare', pid: child.pid as number, load, results: [], databaseResults: [], p99s: [] };
 }
 
 async function main(): Promise<void> {
@@ -255,18 +257,20 @@ async function main(): Promise<void> {
         throw new Error(`${variant.name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
       variant.results.push(us);
       variant.databaseResults.push(databaseUs);
+      variant.p99s.push(result.latency.p99);
+      const { p50, p99, max } = result.latency;
       console.log(
-        `round ${round} ${variant.name.padEnd(12)} ${Math.round(result.requests.average)} req/s  ${us.toFixed(1)} µs/call  database ${databaseUs.toFixed(1)} µs/call  load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}`,
+        `round ${round} ${variant.name.padEnd(12)} ${Math.round(result.requests.average)} req/s  ${us.toFixed(1)} µs/call  database ${databaseUs.toFixed(1)} µs/call  latency p50 ${p50} / p99 ${p99} / max ${max} ms  load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}`,
       );
     }
   }
   const bareMedian = args.has('bare') ? median((variants[0] as Variant).results) : undefined;
   const reference = variants[0] as Variant;
-  for (const { name, results, databaseResults } of variants) {
+  for (const { name, results, databaseResults, p99s } of variants) {
     const ratio = bareMedian ? `  ${(median(results) / bareMedian).toFixed(2)}× bare` : '';
     const paired = median(results.map((us, round) => us / (reference.results[round] as number)));
     console.log(
-      `${name.padEnd(12)} median ${median(results).toFixed(1)} µs/call${ratio}  per-round ratio to ${reference.name} ${paired.toFixed(2)}×  (${results.map((r) => r.toFixed(0)).join(' ')})  database ${median(databaseResults).toFixed(1)} µs/call`,
+      `${name.padEnd(12)} median ${median(results).toFixed(1)} µs/call${ratio}  per-round ratio to ${reference.name} ${paired.toFixed(2)}×  (${results.map((r) => r.toFixed(0)).join(' ')})  database ${median(databaseResults).toFixed(1)} µs/call  latency p99 median ${median(p99s)} ms`,
     );
   }
 }

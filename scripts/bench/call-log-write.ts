@@ -2,13 +2,13 @@
  * The call log's write cost per record, in CPU time (issue 25): `npx tsx scripts/bench/call-log-write.ts`
  *
  * Feeds `--records` records to the server's own writer (server/observe/call-log.ts, batches of
- * LIMITS.callLogBatch) and reads the CPU time they took: this process's (process.cpuUsage: the
+ * LIMITS.callLogBatch, or --batch) and reads the CPU time they took: this process's (process.cpuUsage: the
  * writer, the driver's parameter encoding, the socket; on PGlite the embedded database too) and,
  * on PostgreSQL, the database backend's that wrote them (/proc of its pid, same machine). CPU
  * time, unlike wall time, moves little with the machine's load. Each round empties the table
  * first, so every round writes into the same size of table and indexes.
  *
- * Options: --db=postgres|pglite --records=50000 --rounds=5
+ * Options: --db=postgres|pglite --records=50000 --rounds=5 --batch=<records per INSERT, default the server's>
  *   --postgres=postgresql://postgres@127.0.0.1:5432/postgres (a fresh database is created and dropped)
  */
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -30,6 +30,7 @@ const KIND = args.get('db') ?? 'postgres';
 const RECORDS = Number(args.get('records') ?? 50_000);
 const ROUNDS = Number(args.get('rounds') ?? 5);
 const SERVER = args.get('postgres') ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const BATCH = Number(args.get('batch') ?? LIMITS.callLogBatch);
 if (!['postgres', 'pglite'].includes(KIND)) {
   process.stderr.write('usage: call-log-write.ts [--db=postgres|pglite] [--records=50000] [--rounds=5]\n');
   process.exit(2);
@@ -76,9 +77,21 @@ async function round(db: Database, name: string | undefined) {
   await db.queryDirect('TRUNCATE call_log');
   const batch = records();
   const counts = { written: 0, dropped: 0 };
+  // Each INSERT timed: on PGlite it runs on this thread and holds the event loop for its length.
+  const insertMs: number[] = [];
+  const timed: Pick<Database, 'queryDirect'> = {
+    queryDirect: async (...query: Parameters<Database['queryDirect']>) => {
+      const started = performance.now();
+      try {
+        return await db.queryDirect(...query);
+      } finally {
+        insertMs.push(performance.now() - started);
+      }
+    },
+  };
   const log = new CallLog(
-    db,
-    { enabled: true, flushMs: LIMITS.callLogFlushMs, batch: LIMITS.callLogBatch, maxBuffered: RECORDS },
+    timed,
+    { enabled: true, flushMs: LIMITS.callLogFlushMs, batch: BATCH, maxBuffered: RECORDS },
     { written: (n) => (counts.written += n), dropped: (n) => (counts.dropped += n) },
     pino({ level: 'silent' }),
   );
@@ -98,6 +111,7 @@ async function round(db: Database, name: string | undefined) {
     system: own.system / RECORDS,
     backend: (backend * 1000) / RECORDS,
     wall: (wallMs * 1000) / RECORDS,
+    insertMs: median(insertMs),
   };
 }
 
@@ -117,14 +131,14 @@ async function main() {
       results.push(r);
       console.log(
         `round ${i}: this process ${(r.user + r.system).toFixed(2)} µs/record (user ${r.user.toFixed(2)}, system ${r.system.toFixed(2)})` +
-          `${KIND === 'postgres' ? `, database backend ${r.backend.toFixed(2)}` : ''}, wall ${r.wall.toFixed(2)}`,
+          `${KIND === 'postgres' ? `, database backend ${r.backend.toFixed(2)}` : ''}, wall ${r.wall.toFixed(2)}, an INSERT ${r.insertMs.toFixed(1)} ms (median)`,
       );
     }
     const m = (pick: (r: Awaited<ReturnType<typeof round>>) => number) =>
       median(results.map(pick)).toFixed(2);
     console.log(
-      `${KIND}, ${RECORDS} records a round, batches of ${LIMITS.callLogBatch}: median this process ${m((r) => r.user + r.system)} µs/record` +
-        `${KIND === 'postgres' ? `, database backend ${m((r) => r.backend)} µs/record` : ''}`,
+      `${KIND}, ${RECORDS} records a round, batches of ${BATCH}: median this process ${m((r) => r.user + r.system)} µs/record` +
+        `${KIND === 'postgres' ? `, database backend ${m((r) => r.backend)} µs/record` : ''}, an INSERT ${m((r) => r.insertMs)} ms`,
     );
   } finally {
     await db.close();

@@ -158,7 +158,12 @@ async function readDocumentBody(
   return err(requestProblem(refused));
 }
 
-/** The procedure's input: query (first value of each name) or JSON body, with path parameters on top. */
+/**
+ * The procedure's input: query or JSON body, with path parameters on top. A query name given more
+ * than once keeps every value, joined by commas: a list parameter (`apps=a&apps=b`) then reads as
+ * `apps=a,b`, and a single-valued one (`limit=5&limit=6`) is refused by its schema rather than
+ * silently reduced to its first value.
+ */
 export function routeInput(route: ProcedureRoute, request: RouteRequest, body: unknown): unknown {
   const { params } = request;
   if (route.usesBody) {
@@ -169,7 +174,8 @@ export function routeInput(route: ProcedureRoute, request: RouteRequest, body: u
   }
   const query: Record<string, string> = {};
   if (request.hasQuery)
-    for (const [name, value] of request.url.searchParams) if (!(name in query)) query[name] = value;
+    for (const [name, value] of request.url.searchParams)
+      query[name] = name in query ? `${query[name]},${value}` : value;
   return { ...query, ...params };
 }
 

@@ -6,7 +6,7 @@
  * a non-Latin task still finds tools whose words it shares (unstemmed).
  */
 import { stemmer } from 'stemmer';
-import { ACTION_METHODS, IRREGULAR_VERBS, STOP_WORDS, SYNONYMS } from './lexicon.ts';
+import { ACTION_METHODS, API_VERBS, IRREGULAR_VERBS, STOP_WORDS, SYNONYMS } from './lexicon.ts';
 import { splitTask } from './task.ts';
 import { THESAURUS } from './thesaurus.ts';
 
@@ -81,6 +81,11 @@ export interface Query {
   methods: Set<string>;
   /** Methods that are a weaker match for those verbs. */
   weakerMethods: Set<string>;
+  /**
+   * The task asks for many things (a plural, "all", "every" in its first clause): a collection
+   * answers it ("list all my droplets", "which repos have I starred").
+   */
+  many: boolean;
   /** The task as one word, lower-case, when it could be a tool's name or id (exact matches first). */
   exact: string | null;
   /**
@@ -102,6 +107,20 @@ function phrase(key: string, words: string[], weight: number): void {
 const isAction = (token: string) => ACTIONS.has(verbOf(token));
 /** The verb of an irregular past form ("took" → "take"); any other word as it is. */
 const verbOf = (token: string) => IRREGULAR_VERBS.get(token) ?? token;
+/** Words that ask for every thing of a kind. */
+const ALL_WORDS = new Set(['all', 'every']);
+/**
+ * Whether a word of a task is a plural noun: an English word ending in -s that is not a verb of
+ * action ("creates"), a stop word ("this", "is"), or a singular ending (-ss, -us, -is: "access",
+ * "status", "analysis").
+ */
+const isPlural = (token: string) =>
+  ASCII_WORD.test(token) &&
+  token.length > 3 &&
+  token.endsWith('s') &&
+  !/(ss|us|is)$/.test(token) &&
+  !STOP_WORDS.has(token) &&
+  !isAction(token);
 /**
  * A word as phrases are matched: stemmed, stop words kept ("get rid of"), so a phrase written in
  * one form matches every form of its words ("chargeback" → "chargebacks", "crash" → "crashing").
@@ -113,6 +132,8 @@ function phraseWord(token: string): string {
 const phraseKey = (text: string) => tokenize(text).map(phraseWord).join(' ');
 /** Whether a chunk ("thumbs-up", "to-do") is a known phrase, not a name ("team-ml"). */
 const isPhrase = (chunk: string) => PHRASES.has(phraseKey(chunk));
+/** A verb as phrases are matched (so every form of it: "created", "deleting") → its API verb (API_VERBS). */
+const API_VERB = new Map(API_VERBS.map(([verb, api]) => [phraseKey(verb), api]));
 for (const [word, ...same] of SYNONYMS) phrase(phraseKey(word as string), [...same], SYNONYM_WEIGHT);
 for (const [said, meant] of THESAURUS)
   for (const key of said.split('|')) phrase(phraseKey(key), meant.split(' '), THESAURUS_WEIGHT);
@@ -169,6 +190,7 @@ export function readQuery(text: string): Query {
     terms: new Map(),
     methods: new Set(),
     weakerMethods: new Set(),
+    many: false,
     exact: EXACT.test(trimmed) ? trimmed.toLowerCase() : null,
     spelled: new Map(),
   };
@@ -186,6 +208,8 @@ export function readQuery(text: string): Query {
     for (const method of action.methods) query.methods.add(method);
     for (const method of action.weaker) query.weakerMethods.add(method);
   };
+  // Where the task names an action (a word, or a phrase whose meaning begins with one), in order.
+  const actions: { at: number; words: string[] }[] = [];
   const task = splitTask(trimmed, isPhrase);
   const tokens = task.words.flatMap((chunk) => tokenize(chunk));
   const values = task.values.flatMap((chunk) => tokenize(chunk));
@@ -206,7 +230,8 @@ export function readQuery(text: string): Query {
       ownWeight[i] = PHRASE_WORD_WEIGHT;
       inPhrase.add(i);
     }
-    for (const { words } of found) act(words[0] as string);
+    const verbs = found.map(({ words }) => words[0] as string).filter(isAction);
+    if (verbs.length > 0) actions.push({ at: places[0] as number, words: verbs });
   };
   for (let at = 0; at < tokens.length; at += 1) {
     if (inPhrase.has(at)) continue;
@@ -229,14 +254,22 @@ export function readQuery(text: string): Query {
     if (apart !== null) phraseAt([at, apart], PHRASES.get(`${keys[at]} ${keys[apart]}`) ?? []);
     else meant.push(...(PHRASES.get(keys[at] as string) ?? []));
   }
-  const actsLater = ![...tokens.slice(0, firstClause)].some(isAction);
   tokens.forEach((token, index) => {
     add(token, ownWeight[index] as number);
+    const apiVerb = API_VERB.get(keys[index] as string);
+    if (apiVerb !== undefined) add(apiVerb, ownWeight[index] as number);
     const stemmed = term(token);
     if (stemmed !== null && token.length >= MIN_SPELLED && ASCII_WORD.test(token))
       query.spelled.set(stemmed, token);
-    if (!inPhrase.has(index) && (index < firstClause || actsLater)) act(token);
+    if (!inPhrase.has(index) && isAction(token)) actions.push({ at: index, words: [token] });
   });
+  query.many = tokens.slice(0, firstClause).some((token) => ALL_WORDS.has(token) || isPlural(token));
+  // The first word of action names the action: an imperative begins with its verb, and the
+  // action words after it mostly describe the thing acted on ("list the open pull requests",
+  // "create a new list"). The first clause says what to do; a later one only when it does not.
+  actions.sort((a, b) => a.at - b.at);
+  const named = actions.find((action) => action.at < firstClause) ?? actions[0];
+  for (const word of named?.words ?? []) act(word);
   for (const { words, weight } of meant) for (const word of words) add(word, weight);
   for (const token of values) add(token, VALUE_WEIGHT);
   for (const word of task.implied) add(word, IMPLIED_WEIGHT);

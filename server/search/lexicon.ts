@@ -69,6 +69,16 @@ export const ACTION_METHODS: ReadonlyArray<{ words: string[]; methods: string[];
 ];
 
 /**
+ * The verbs API conventions name an action with where plain English says another: Google's APIs
+ * create with `insert` (`calendar.events.insert`, `drive.permissions.insert`), Rails-style APIs
+ * delete with `destroy`. A task's verb (any form of it) also looks for these, at its own weight.
+ */
+export const API_VERBS: ReadonlyArray<readonly [string, string]> = [
+  ['create', 'insert'],
+  ['delete', 'destroy'],
+];
+
+/**
  * Words that mean the same in API vocabulary (short forms, spellings, plain synonyms): a task's
  * word also looks for these, at nearly its own weight. Keys are matched before stemming; a key of
  * two words matches them side by side ("bug report"). Both directions are listed where both hold.

@@ -27,6 +27,12 @@ const RECENT_MAX = 2_000;
 /** A method the task's verb asks for, a weaker match, and one it does not (when it names an action). */
 const METHOD_MATCH = 1.3;
 const METHOD_WEAKER = 1.1;
+/**
+ * The factor of a collection GET (its path ends in a literal: `GET …/issues`) for a task that
+ * asks for many things and to read them (or names no action): many things are read from their
+ * collection, not from one member's path.
+ */
+const COLLECTION_READ = 1.2;
 /** The least share of a score a tool keeps when the task covers none of its name's words. */
 const NAME_COVERAGE_FLOOR = 0.5;
 /** A word held by more than this share of all tools is common (see rank). */
@@ -245,6 +251,8 @@ export function rank(
   const searched = segments.reduce((sum, segment) => sum + segment.names.length, 0);
   const commonAddOnly = searched > ADD_ONLY_FROM && reach >= limit * RARE_REACH;
   const factors = methodFactors(query);
+  // Many things to read (not to delete or change): a collection's GET answers them.
+  const readsMany = query.many && (query.methods.size === 0 || query.methods.has('GET'));
   const named = namedApps(segments, words);
   let scores = new Float64Array(256);
   let matched = new Uint8Array(256);
@@ -285,6 +293,7 @@ export function rank(
         appFactor *
         (scores[doc] as number) *
         (factors.get(segment.methods[doc] as string) ?? 1) *
+        (readsMany ? collectionRead(segment, doc) : 1) *
         coverage(matched[doc] as number, ownTotal) *
         nameCoverage(inName[doc] as number, segment.nameSizes[doc] as number);
       scores[doc] = 0;
@@ -326,6 +335,11 @@ function methodFactors(query: Query): Map<string, number> {
   for (const method of query.weakerMethods) factors.set(method, METHOD_WEAKER);
   for (const method of query.methods) factors.set(method, METHOD_MATCH);
   return factors;
+}
+
+/** The factor of a tool for a task that reads many things: a collection GET is preferred. */
+function collectionRead(segment: Segment, doc: number): number {
+  return segment.collections[doc] === 1 && segment.methods[doc] === 'GET' ? COLLECTION_READ : 1;
 }
 
 /** A mild preference for tools that hold more of the task's own words. */

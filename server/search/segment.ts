@@ -86,6 +86,8 @@ interface StoredSegment {
   nameSizes: number[];
   /** The words that name the app itself (its id and provider label): a task that says one means this app. */
   app: string[];
+  /** The docs whose path ends in a literal segment (`/repos/{owner}/{repo}/issues`): collections. */
+  collections: number[];
 }
 
 /** The inverted index of an app's tools, as JSON text (built on the compile worker). */
@@ -131,8 +133,18 @@ export function buildSegment(tools: readonly SearchableTool[], app: SearchableAp
     postings: sorted.map((word) => postings.get(word) as number[]),
     nameSizes: documents.map((doc) => new Set(doc.name).size),
     app: [...new Set(naming)],
+    collections: tools.flatMap((tool, doc) => (endsInLiteral(tool.pathTemplate) ? [doc] : [])),
   };
   return JSON.stringify(stored);
+}
+
+/**
+ * Whether a path names a collection rather than one of its members: its last segment is a word,
+ * not a placeholder (`/repos/{owner}/{repo}/issues`, not `…/issues/{issue_number}`).
+ */
+function endsInLiteral(pathTemplate: string): boolean {
+  const last = pathTemplate.split('/').findLast((segment) => segment !== '');
+  return last !== undefined && !/^\{.*\}$/.test(last);
 }
 
 /** Text without URLs and markup (HTML tags, Markdown links keep their words). */
@@ -243,6 +255,8 @@ export interface Segment {
   readonly nameSizes: Uint8Array;
   /** Vocabulary ids of the words that name the app (its id and provider label). */
   readonly appTermIds: readonly number[];
+  /** Per doc: 1 when its path ends in a literal segment (a collection), else 0. */
+  readonly collections: Uint8Array;
   /** Lower-case tool name → doc, for exact matches; built on first use. */
   byName?: Map<string, number>;
 }
@@ -265,7 +279,8 @@ export function openSegment(appId: string, text: string, vocabulary: Vocabulary)
     !Array.isArray(stored.terms) ||
     !Array.isArray(stored.postings) ||
     !Array.isArray(stored.nameSizes) ||
-    !Array.isArray(stored.app)
+    !Array.isArray(stored.app) ||
+    !Array.isArray(stored.collections)
   )
     return null;
   const order = stored.terms.map((word, index) => ({ id: vocabulary.idOf(word), index }));
@@ -289,6 +304,8 @@ export function openSegment(appId: string, text: string, vocabulary: Vocabulary)
   offsets[order.length] = at;
   const nameSizes = Uint8Array.from(stored.nameSizes, (size) => Math.min(255, size));
   const appTermIds = stored.app.map((word) => vocabulary.idOf(word));
+  const collections = new Uint8Array(stored.names.length);
+  for (const doc of stored.collections) if (doc >= 0 && doc < collections.length) collections[doc] = 1;
   return {
     appId,
     names: stored.names,
@@ -299,6 +316,7 @@ export function openSegment(appId: string, text: string, vocabulary: Vocabulary)
     weights,
     nameSizes,
     appTermIds,
+    collections,
   };
 }
 

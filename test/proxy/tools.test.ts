@@ -346,6 +346,7 @@ describeBackends('GET /tools', (backend) => {
       ['limit=1001', '/limit'],
       ['limit=abc', '/limit'],
       ['limit=1.5', '/limit'],
+      ['limit=5&limit=6', '/limit'],
       ['cursor=not-a-cursor', '/cursor'],
       ['appId=a%20b', '/appId'],
       ['appId=-x', '/appId'],

@@ -109,6 +109,40 @@ describe('text analysis', () => {
     expect(readQuery('the emails we sent').terms.get(term('sent') as string)).toBeGreaterThan(0);
   });
 
+  it('takes the first word of action as the action; later ones describe the thing', () => {
+    // "open" and "new" are action words (create), here adjectives; "list" is here a noun.
+    expect(readQuery('list the open pull requests').methods).toEqual(new Set(['GET']));
+    expect(readQuery('create a new list called Backlog').methods).toEqual(new Set(['POST']));
+    // A phrase names the action where it stands ("tear down" is delete, before "list").
+    expect(readQuery('tear down the namespace and list the pods').methods).toEqual(new Set(['DELETE']));
+    // The first clause says what to do; a later one only when the first names no action.
+    expect(readQuery('delete the branch, then open a new one').methods).toEqual(new Set(['DELETE']));
+    expect(readQuery('my laptop was stolen, so delete its sessions').methods).toEqual(new Set(['DELETE']));
+    // Action words that do not act still count as words, at an action word's weight.
+    expect(readQuery('list the open pull requests').terms.get(term('open') as string)).toBe(0.6);
+  });
+
+  it('looks for the verbs APIs name an action with: insert for create, destroy for delete', () => {
+    const query = readQuery('create a calendar');
+    // At the weight of the task's action word ("create" itself also stands for create, at 0.7).
+    expect(query.terms.get('insert')).toBe(0.6);
+    expect(readQuery('deleting the old droplets').terms.get('destroi')).toBe(0.6);
+    expect(readQuery('list the droplets').terms.has('destroi')).toBe(false);
+  });
+
+  it('tells a task that asks for many things: a plural, all, every, in its first clause', () => {
+    const many = (text: string) => readQuery(text).many;
+    expect(many('list all my droplets')).toBe(true);
+    expect(many('which repos have I starred')).toBe(true);
+    expect(many('show every invoice')).toBe(true);
+    expect(many('show the droplet')).toBe(false);
+    // Singular endings, stop words and verbs ending in -s are no plural.
+    expect(many('check the status of this access')).toBe(false);
+    expect(many('she creates a page')).toBe(false);
+    // A plural in a later clause gives a reason, not the thing asked for.
+    expect(many('show the invoice, the numbers look wrong')).toBe(false);
+  });
+
   it('reads at most a bounded number of words from a huge task', () => {
     const huge = Array.from(
       { length: 5_000 },
@@ -192,6 +226,8 @@ describe('ranking', () => {
       openSegment('github', JSON.stringify({ ...stored, format: stored.format + 1 }), new SharedVocabulary()),
     ).toBeNull();
     expect(openSegment('github', '{not json', new SharedVocabulary())).toBeNull();
+    const { collections: _, ...withoutCollections } = stored;
+    expect(openSegment('github', JSON.stringify(withoutCollections), new SharedVocabulary())).toBeNull();
   });
 
   it('ranks the tools of an app the task names above closer look-alikes of other apps', () => {
@@ -227,6 +263,56 @@ describe('ranking', () => {
     expect((hits[0]?.score ?? 0) > (hits[1]?.score ?? 0)).toBe(true);
     // "colors" is a word tools hold: it is not read as a misspelling of anything.
     expect(vocabulary.lookup(readQuery('colors')).map(({ weight }) => weight)).toEqual([1]);
+  });
+
+  it('finds the tool an API names with its own verb for the action (insert, destroy)', () => {
+    const { vocabulary, segments } = index({
+      calendar: [
+        tool(
+          'events_import',
+          'POST',
+          '/calendars/{id}/events/import',
+          'Import an event as a private event copy',
+        ),
+        tool('events_insert', 'POST', '/calendars/{id}/events', 'An event'),
+      ],
+      shop: [
+        tool('widgets_archive', 'POST', '/widgets/{id}/archive', 'Archive a widget, keeping the widget'),
+        tool('widgets_destroy', 'DELETE', '/widgets/{id}', 'A widget'),
+      ],
+    });
+    const first = (text: string, app: number) =>
+      rank(vocabulary, [segments[app] as (typeof segments)[number]], readQuery(text), 2)[0]?.name;
+    expect(first('create an event', 0)).toBe('events_insert');
+    expect(first('delete the widget', 1)).toBe('widgets_destroy');
+  });
+
+  it('prefers a collection’s GET for a task that reads many things, not for one thing or a change', () => {
+    const droplets = [
+      // Alike but for their paths: a member's first in catalog order, so it wins a tie.
+      tool('droplets_get', 'GET', '/droplets/{id}', 'A droplet'),
+      tool('droplets_list', 'GET', '/droplets', 'A droplet'),
+      tool('droplets_destroy', 'DELETE', '/droplets/{id}', 'Delete a droplet'),
+    ];
+    const { vocabulary, segments } = index({ digitalocean: droplets });
+    const names = (text: string) => rank(vocabulary, segments, readQuery(text), 3).map((hit) => hit.name);
+    expect(names('show my droplets')[0]).toBe('droplets_list');
+    expect(names('show all my droplet')[0]).toBe('droplets_list');
+    expect(names('show my droplet')[0]).toBe('droplets_get');
+    expect(names('delete my droplets')[0]).toBe('droplets_destroy');
+    // Removing many things is no reading: a POST, the weaker match for "remove", stays above the
+    // collection's GET that would otherwise take its place.
+    const bulk = index({
+      bulk: [
+        tool('droplets_list', 'GET', '/droplets', 'A droplet'),
+        tool('droplets_bulk', 'POST', '/droplets', 'A droplet'),
+      ],
+    });
+    expect(rank(bulk.vocabulary, bulk.segments, readQuery('remove my droplets'), 2)[0]?.name).toBe(
+      'droplets_bulk',
+    );
+    // The segment marks which tools' paths end in a literal: collections.
+    expect([...(segments[0]?.collections ?? [])]).toEqual([0, 1, 0]);
   });
 
   it('knows one edit from two', () => {

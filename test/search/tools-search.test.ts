@@ -137,6 +137,8 @@ describeBackends('tool search', (backend) => {
     const both = ids(await find(`apps=stripe,github&${q('create')}&limit=100`));
     expect(new Set(both.map((id) => id.split(':::')[0]))).toEqual(new Set(['github', 'stripe']));
     expect(ids(await find(`apps=nope&${q('create')}`))).toEqual([]);
+    // Repeated, as a form or an OpenAPI client's exploded array sends it: every value counts.
+    expect(ids(await find(`apps=stripe&apps=github&${q('create')}&limit=100`))).toEqual(both);
     const scoped = ids(await find(`${q('refund a payment')}&limit=100`, githubOnly));
     expect(scoped.every((id) => id.startsWith('github:::'))).toBe(true);
     // appId and apps together: both filters hold.
