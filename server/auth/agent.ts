@@ -4,7 +4,7 @@ import { HEADER } from '../../shared/headers.ts';
 import { headerValue } from '../context.ts';
 import type { RequestLogFields } from '../logger.ts';
 import { err, ok, type Result } from '../result.ts';
-import type { ApiKeyVerifier, Principal } from './authenticate.ts';
+import { type ApiKeyVerifier, bearerCredential, type Principal } from './authenticate.ts';
 
 /**
  * Who is calling, as every surface signs a caller in: REST and tRPC (the `agentProcedure` layer of
@@ -80,9 +80,7 @@ export async function authenticateAgent(
   logFields?: RequestLogFields,
   tokens?: BearerTokens,
 ): Promise<Result<Caller, ErrorBody>> {
-  const bearer = tokens
-    ? /^Bearer ([\x21-\x7e]{1,512})$/.exec(headerValue(headers, HEADER.authorization) ?? '')?.[1]
-    : undefined;
+  const bearer = tokens ? bearerCredential(headerValue(headers, HEADER.authorization)) : undefined;
   if (tokens && bearer && tokens.claims(bearer)) {
     const caller = await tokens.verify(bearer);
     if (!caller) return err(invalidApiKey());

@@ -36,7 +36,13 @@ interface VerifiedEntry {
   lastUsedWrittenAt: number;
 }
 
-const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/;
+// RFC 9110 §11.1: the scheme is case-insensitive (`bearer`, `BEARER` are the same credential).
+const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/i;
+
+/** The credential of an `Authorization: Bearer <credential>` value, or undefined when it is not one. */
+export function bearerCredential(authorization: string | undefined): string | undefined {
+  return authorization ? BEARER.exec(authorization)?.[1] : undefined;
+}
 
 /**
  * Verifies API keys. argon2id is the expensive part, so it is kept off the hot path:
@@ -83,9 +89,8 @@ export class ApiKeyVerifier {
   }
 
   async authenticate(authorization: string | undefined, caller: CallerInfo = {}): Promise<AuthOutcome> {
-    const match = authorization ? BEARER.exec(authorization) : null;
-    if (!match) return err('invalid_api_key');
-    const apiKey = match[1] as string;
+    const apiKey = bearerCredential(authorization);
+    if (!apiKey) return err('invalid_api_key');
     const cacheKey = keyDigest(apiKey);
     // Digests, not keys, are compared: how long the comparison takes can tell at most how much of
     // the admin key's SHA-256 a guess matches, which brings no guess of the key itself closer.

@@ -35,6 +35,19 @@ describeBackends('agent authentication', (backend) => {
     expect(reply.body).toEqual({ tools: [] });
   });
 
+  it('reads the Bearer scheme case-insensitively (RFC 9110 §11.1), on agent and admin routes', async () => {
+    for (const scheme of ['bearer', 'BEARER', 'BeArEr']) {
+      const tools = await call(server.url, 'GET', '/tools', {
+        headers: { authorization: `${scheme} ${agent.apiKey}`, 'x-service-client-id': agent.clientId },
+      });
+      expect([tools.status, tools.body]).toEqual([200, { tools: [] }]);
+      const admin = await call(server.url, 'GET', '/admin/apps', {
+        headers: { authorization: `${scheme} ${server.adminKey}` },
+      });
+      expect([admin.status, admin.body]).toEqual([200, { apps: [] }]);
+    }
+  });
+
   it.each([
     ['no Authorization header', { clientId: 'x' }],
     ['a Basic scheme', { headers: { authorization: 'Basic dXNlcjpwYXNz' } }],
