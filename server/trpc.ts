@@ -55,15 +55,23 @@ export const createCallerFactory = t.createCallerFactory;
  * An ApiProblem thrown below becomes tRPC's error of the same status (tRPC wraps whatever else is
  * thrown as a 500); the formatter above writes its body.
  */
-export const publicProcedure = t.procedure.use(async function contractErrors({ next }) {
-  const result = await next();
-  if (result.ok || !(result.error.cause instanceof ApiProblem)) return result;
-  const problem = result.error.cause;
-  return {
-    ...result,
-    error: new TRPCError({ code: trpcCodeOf(problem.status), message: problem.message, cause: problem }),
-  };
-});
+export const publicProcedure = t.procedure
+  // A query sent without `input` (`GET /trpc/admin.clients.list`, or a client's `.query()`) reads as
+  // `{}`, as its REST twin's empty query string does: a call the contract lists with no input
+  // answers its 200, not 400, and one with required fields names each missing one.
+  .use(async function absentQueryInput({ type, getRawInput, next }) {
+    if (type !== 'query') return next();
+    return next({ getRawInput: async () => (await getRawInput()) ?? {} });
+  })
+  .use(async function contractErrors({ next }) {
+    const result = await next();
+    if (result.ok || !(result.error.cause instanceof ApiProblem)) return result;
+    const problem = result.error.cause;
+    return {
+      ...result,
+      error: new TRPCError({ code: trpcCodeOf(problem.status), message: problem.message, cause: problem }),
+    };
+  });
 
 /** The codes an agent route's sign-in answers (for `meta.errors`). */
 export const AGENT_ERRORS: readonly ErrorCode[] = ['invalid_api_key', 'invalid_client'];

@@ -203,6 +203,34 @@ describe('tRPC: a caller’s mistakes carry their contract code', () => {
     expect(ten.body[9]).toEqual({ result: { data: { clients: expect.any(Array) } } });
   });
 
+  it('runs a query sent without input as one with {} (its REST twin takes no input either)', async () => {
+    const agent = await provisionAgent(server, ['tools:execute']);
+    const cases: Array<[string, Record<string, string>, unknown]> = [
+      ['admin.clients.list', { authorization: `Bearer ${server.adminKey}` }, { clients: expect.any(Array) }],
+      ['admin.apps.list', { authorization: `Bearer ${server.adminKey}` }, { apps: [] }],
+      [
+        'tools.list',
+        { authorization: `Bearer ${agent.apiKey}`, 'x-service-client-id': agent.clientId },
+        { tools: [] },
+      ],
+    ];
+    for (const [procedure, headers, data] of cases) {
+      const reply = await call(server.url, 'GET', `/trpc/${procedure}`, { headers });
+      expect([procedure, reply.status, reply.body]).toEqual([procedure, 200, { result: { data } }]);
+    }
+    // A query whose input has required fields names each missing one, as for `{}`.
+    const get = await call(server.url, 'GET', '/trpc/admin.apps.get', { key: server.adminKey });
+    expect([get.status, get.body.error.data.contract]).toEqual([
+      400,
+      {
+        ok: false,
+        error: 'invalid_request',
+        message: 'The request does not have the expected shape.',
+        issues: [{ path: '/appId', message: 'Required value is missing.' }],
+      },
+    ]);
+  });
+
   it('tells a value of the wrong type from a missing one, over tRPC and REST', async () => {
     const expected = {
       ok: false,
