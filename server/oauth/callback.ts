@@ -42,8 +42,8 @@ function invalidState(): CallbackOutcome {
 
 /**
  * The provider's redirect back (docs/reference.md "End-user OAuth"). In order: state known (else 400) → state fresh and
- * unused, claimed by one conditional UPDATE so that of concurrent callbacks only one goes on → `iss`
- * → provider `error` → code exchange with the PKCE verifier → grant sealed and stored → 302.
+ * unused, claimed by one conditional UPDATE so that of concurrent callbacks only one goes on → a
+ * wrong `iss` → provider `error` → a missing `iss` where one is promised → code exchange with the PKCE verifier → grant sealed and stored → 302.
  *
  * @see https://www.rfc-editor.org/rfc/rfc9700#section-4.4 (mix-up), https://www.rfc-editor.org/rfc/rfc9207
  */
@@ -98,15 +98,17 @@ export async function handleOAuthCallback(
   const app = await deps.apps.get(row.appId);
   if (!app || !isOAuthApp(app)) return fail('server_error');
   // RFC 9207: an `iss` from another server, or none where this server promises one, is a mix-up.
+  // A missing one matters only to a response that carries a code (the mix-up sends a code to the
+  // wrong token endpoint): a provider's `error` without `iss` is passed on as the contract says,
+  // the state being spent either way.
   const iss = query.get('iss');
-  if (iss !== null ? !deps.issuers.accepts(app.auth, iss) : await deps.issuers.requiresIss(app.auth)) {
-    return fail('issuer_mismatch');
-  }
+  if (iss !== null && !deps.issuers.accepts(app.auth, iss)) return fail('issuer_mismatch');
 
   const providerError = query.get('error');
   if (providerError !== null) {
     return fail(PROVIDER_ERROR.test(providerError) ? providerError : 'code_exchange_failed');
   }
+  if (iss === null && (await deps.issuers.requiresIss(app.auth))) return fail('issuer_mismatch');
   const code = query.get('code');
   if (!code) return fail('code_exchange_failed');
 

@@ -1,4 +1,4 @@
-// RFC 9207: a missing `iss` fails the callback when the registration names the issuer or the
+// RFC 9207: a missing `iss` fails a callback carrying a code when the registration names the issuer or the
 // provider's metadata promises the parameter; a wrong one always does.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -6,7 +6,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IssuerPolicy } from '../../server/oauth/issuer.ts';
 import type { OAuthAuth } from '../../server/oauth/provider.ts';
-import { CLIENT_REDIRECT, type Harness, redirectQuery, startHarness } from './harness.ts';
+import { CALLBACK, CLIENT_REDIRECT, type Harness, redirectQuery, startHarness } from './harness.ts';
 
 describe('iss in the authorization response (RFC 9207)', () => {
   let h: Harness;
@@ -31,6 +31,21 @@ describe('iss in the authorization response (RFC 9207)', () => {
     expect(reply.status).toBe(302);
     expect(reply.headers.get('location')).toBe(`${CLIENT_REDIRECT}&status=error&reason=issuer_mismatch`);
     expect(h.provider.counts.authorization_code).toBe(exchanges);
+  });
+
+  it('passes a provider error on as reason without iss: an error carries no code to mix up', async () => {
+    for (const error of ['access_denied', 'temporarily_unavailable']) {
+      const started = await h.initiate(`error-no-iss-${error}`);
+      const reply = await h.callback(`${CALLBACK}?error=${error}&state=${started.body.state}`);
+      expect(reply.status).toBe(302);
+      expect(reply.headers.get('location')).toBe(`${CLIENT_REDIRECT}&status=error&reason=${error}`);
+    }
+    // A wrong iss is refused whatever the response holds.
+    const started = await h.initiate('error-wrong-iss');
+    const reply = await h.callback(
+      `${CALLBACK}?error=access_denied&state=${started.body.state}&iss=${encodeURIComponent('https://attacker.example')}`,
+    );
+    expect(reply.headers.get('location')).toBe(`${CLIENT_REDIRECT}&status=error&reason=issuer_mismatch`);
   });
 
   describe('with the issuer in the registration', () => {
