@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { type Loaded, LoadedView, Table, type TableProps, useLoad } from './ui.tsx';
+import { type Loaded, LoadedView, ScrollRegion, Table, type TableProps, useLoad } from './ui.tsx';
 
 /**
  * A filtered list paged by cursor, as the call log, the audit trail and the connections show one:
@@ -131,6 +131,8 @@ export function PagedRows<F extends Values, P>(props: {
   list: PagedList<F, P>;
   /** What the rows are, for "Loading calls…". */
   what: string;
+  /** The table's name, for the region a keyboard scrolls it by. */
+  label: string;
   /** "No call", "No event": followed by "matches these filters" or "yet". */
   none: string;
   isEmpty: (page: P) => boolean;
@@ -148,7 +150,7 @@ export function PagedRows<F extends Values, P>(props: {
         </>
       }
     >
-      {(data) => <div class="table-wrap">{props.children(data)}</div>}
+      {(data) => <ScrollRegion label={props.label}>{props.children(data)}</ScrollRegion>}
     </LoadedView>
   );
 }
@@ -164,7 +166,13 @@ export function PagedTable<F extends Values, P, I>(
 ) {
   const { list, what, none, items, ...table } = props;
   return (
-    <PagedRows list={list} what={what} none={none} isEmpty={(page) => items(page).length === 0}>
+    <PagedRows
+      list={list}
+      what={what}
+      label={table.caption ?? what}
+      none={none}
+      isEmpty={(page) => items(page).length === 0}
+    >
       {(page) => <Table {...table} items={items(page)} />}
     </PagedRows>
   );

@@ -125,6 +125,45 @@ export function Table<I>(props: TableProps<I> & { items: readonly I[] }) {
 }
 
 /**
+ * What may be wider (or taller) than its room, a table on a phone: it scrolls, and while it does it
+ * is a named region that takes the focus, so that a keyboard can scroll it too (WCAG 2.1.1); when
+ * it fits it is a plain box, not one more Tab stop.
+ */
+export function ScrollRegion({
+  label,
+  class: className = 'table-wrap',
+  children,
+}: {
+  label: string;
+  class?: string;
+  children: ComponentChildren;
+}) {
+  const box = useRef<HTMLDivElement>(null);
+  const [scrolls, setScrolls] = useState(false);
+  useEffect(() => {
+    const element = box.current;
+    if (!element) return;
+    const measure = () =>
+      setScrolls(element.scrollWidth > element.clientWidth || element.scrollHeight > element.clientHeight);
+    measure();
+    // The box changes size with the window; its content with each answer drawn in it.
+    const observer = new ResizeObserver(measure);
+    observer.observe(element);
+    for (const child of Array.from(element.children)) observer.observe(child);
+    return () => observer.disconnect();
+  }, [children]);
+  return (
+    <div
+      ref={box}
+      class={className}
+      {...(scrolls ? { role: 'region', 'aria-label': `${label}, scrollable`, tabIndex: 0 } : {})}
+    >
+      {children}
+    </div>
+  );
+}
+
+/**
  * A list loaded whole (useLoad) as a table ({@link LoadedView}): `empty` when `items` of the answer
  * are none.
  */
@@ -140,9 +179,9 @@ export function LoadedTable<T, I>(
   return (
     <LoadedView loaded={loaded} what={what} isEmpty={(data) => items(data).length === 0} empty={empty}>
       {(data) => (
-        <div class="table-wrap">
+        <ScrollRegion label={table.caption ?? what}>
           <Table {...table} items={items(data)} />
-        </div>
+        </ScrollRegion>
       )}
     </LoadedView>
   );

@@ -10,6 +10,7 @@ import {
   LoadedView,
   Loading,
   PageTitle,
+  ScrollRegion,
   Table,
   useLoad,
   When,
@@ -191,7 +192,9 @@ function ToolItem({ tool }: { tool: ToolView }) {
           </p>
           {tool.description ? <p class="description">{tool.description}</p> : null}
           <h3 class="small">Parameters (JSON Schema)</h3>
-          <pre class="schema">{JSON.stringify(tool.parameters, null, 2)}</pre>
+          <ScrollRegion class="schema-box" label={`Parameters of ${tool.name}`}>
+            <pre class="schema">{JSON.stringify(tool.parameters, null, 2)}</pre>
+          </ScrollRegion>
         </div>
       </details>
     </li>
@@ -205,7 +208,7 @@ function Skipped({ app }: { app: AppView }) {
       {app.skipped.length === 0 ? (
         <p class="empty">Every operation of the document became a tool.</p>
       ) : (
-        <div class="table-wrap">
+        <ScrollRegion label="Skipped operations">
           <Table
             head={
               <>
@@ -225,7 +228,7 @@ function Skipped({ app }: { app: AppView }) {
               </tr>
             )}
           />
-        </div>
+        </ScrollRegion>
       )}
     </section>
   );

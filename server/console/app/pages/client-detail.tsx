@@ -11,6 +11,7 @@ import {
   LoadedView,
   Loading,
   PageTitle,
+  ScrollRegion,
   Table,
   useLoad,
   When,
@@ -136,7 +137,7 @@ function ApiKeys({ clientId }: { clientId: string }) {
         keys.data.keys.length === 0 ? (
           <p class="empty">This client has no key yet.</p>
         ) : (
-          <div class="table-wrap">
+          <ScrollRegion label="API keys">
             <Table
               head={
                 <>
@@ -180,7 +181,7 @@ function ApiKeys({ clientId }: { clientId: string }) {
                 </tr>
               )}
             />
-          </div>
+          </ScrollRegion>
         )
       ) : (
         <Loading what="keys" />

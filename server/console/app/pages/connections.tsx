@@ -61,6 +61,7 @@ export function ConnectionsPage() {
       <PagedRows
         list={list}
         what="connections"
+        label="Connections by user"
         none="No connection"
         isEmpty={(data) => data.connections.length === 0}
       >
