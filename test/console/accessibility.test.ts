@@ -32,6 +32,8 @@ const WIDTHS = [
 
 /** What went wrong at one width of one world: axe's violations, sideways scrolling, console errors. */
 interface Findings {
+  /** '' in the light scheme, ' (dark)' in the dark one: said after each page's name. */
+  scheme: string;
   violations: Violation[];
   overflowing: string[];
   problems: string[];
@@ -45,14 +47,15 @@ async function settled(page: Page, heading: string | RegExp): Promise<void> {
 
 /** One page as it stands: axe, the width it takes, a screenshot. */
 async function check(page: Page, name: string, findings: Findings, shot: string): Promise<void> {
-  findings.violations.push(...(await axeViolations(page, name)));
+  const named = `${name}${findings.scheme}`;
+  findings.violations.push(...(await axeViolations(page, named)));
   const wider = await overflow(page);
   const width = page.viewportSize()?.width;
   if (wider.by > 0)
     findings.overflowing.push(
-      `${name} at ${width} px is ${wider.by} px too wide: ${wider.culprits.join(', ')}`,
+      `${named} at ${width} px is ${wider.by} px too wide: ${wider.culprits.join(', ')}`,
     );
-  await screenshot(page, `a11y-${shot}-${width}`);
+  await screenshot(page, `a11y-${shot}-${width}${findings.scheme ? '-dark' : ''}`);
 }
 
 function report(findings: Findings): string[] {
@@ -100,7 +103,7 @@ describe.skipIf(!HAS_CHROMIUM)(
       it(`has no violation on any page of an empty console at ${viewport.width} px`, async () => {
         const tab = await openAt(browser, empty.url, viewport);
         const { page } = tab;
-        const findings: Findings = { violations: [], overflowing: [], problems: tab.problems };
+        const findings: Findings = { scheme: '', violations: [], overflowing: [], problems: tab.problems };
         await check(page, 'sign-in', findings, 'sign-in');
         await page.getByLabel('Admin key').fill('tg_this-is-not-a-key');
         await page.getByRole('button', { name: 'Sign in' }).click();
@@ -135,11 +138,19 @@ describe.skipIf(!HAS_CHROMIUM)(
       });
     }
 
-    for (const viewport of WIDTHS) {
-      it(`has no violation on any page of a console with data at ${viewport.width} px`, async () => {
+    // And a phone in the dark scheme (the stylesheet's other palette).
+    const views = [...WIDTHS.map((v) => ({ ...v, dark: false })), { ...WIDTHS[1], dark: true }];
+    for (const { dark, ...viewport } of views) {
+      it(`has no violation on any page of a console with data at ${viewport.width} px${dark ? ', dark' : ''}`, async () => {
         const tab = await openAt(browser, h.server.url, viewport);
         const { page } = tab;
-        const findings: Findings = { violations: [], overflowing: [], problems: tab.problems };
+        if (dark) await page.emulateMedia({ colorScheme: 'dark' });
+        const findings: Findings = {
+          scheme: dark ? ' (dark)' : '',
+          violations: [],
+          overflowing: [],
+          problems: tab.problems,
+        };
         await signInWith(page, h.server.adminKey);
 
         await settled(page, 'Overview');

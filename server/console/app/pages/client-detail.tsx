@@ -139,6 +139,7 @@ function ApiKeys({ clientId }: { clientId: string }) {
         ) : (
           <ScrollRegion label="API keys">
             <Table
+              class="keys"
               head={
                 <>
                   <th scope="col">Key</th>

@@ -66,7 +66,7 @@ export function ConnectionsPage() {
         isEmpty={(data) => data.connections.length === 0}
       >
         {(data) => (
-          <table>
+          <table class="connections">
             <caption class="sr-only">Connections by user</caption>
             <thead>
               <tr>
