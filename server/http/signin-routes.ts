@@ -29,7 +29,7 @@ function readableFromAnyOrigin(res: ServerResponse): void {
 }
 
 /** OPTIONS on one of those paths: 204 saying which method and headers a page may send, for 2 hours. */
-function preflightRoute(path: string, method: 'GET' | 'POST'): RouteEntry {
+function preflightRoute({ path, method }: RouteEntry): RouteEntry {
   return {
     method: 'OPTIONS',
     path,
@@ -54,18 +54,10 @@ function preflightRoute(path: string, method: 'GET' | 'POST'): RouteEntry {
 export function signinRoutes(deps: AppDeps): RouteEntry[] {
   const signin = deps.signin;
   if (!signin) return [];
-  return [
-    ...discoveryRoutes(signin),
-    registrationRoute(deps, signin),
-    ...tokenRoutes(deps, signin),
-    ...[SIGNIN_PATH.protectedResourceMcp, SIGNIN_PATH.protectedResource, SIGNIN_PATH.authorizationServer].map(
-      (path) => preflightRoute(path, 'GET'),
-    ),
-    ...[SIGNIN_PATH.register, SIGNIN_PATH.token, SIGNIN_PATH.revoke].map((path) =>
-      preflightRoute(path, 'POST'),
-    ),
-    ...signinPages(deps, signin),
-  ];
+  // What a browser client calls by fetch, each with its preflight (readableFromAnyOrigin says why);
+  // the person's pages are navigations and get none.
+  const fetched = [...discoveryRoutes(signin), registrationRoute(deps, signin), ...tokenRoutes(deps, signin)];
+  return [...fetched, ...fetched.map(preflightRoute), ...signinPages(deps, signin)];
 }
 
 function discoveryRoutes(signin: Signin): RouteEntry[] {
