@@ -10,7 +10,9 @@
  * the plain word filter and a ranked search alike. Low scores are figures, not failures: it exits
  * non-zero only when it cannot measure (an unknown tool in a task, a refused registration).
  *
- *   npm run search-bench                         both sets, about 50 apps
+ *   npm run search-bench                         dev and holdout, about 50 apps
+ *   npm run search-bench -- --set fresh          the fresh set: 10 apps no rule was written for,
+ *                                                registered beside the 50 (aggregates only)
  *   npm run search-bench -- --set dev --verbose  the dev set, with the tasks that miss (top 3 shown)
  *   npm run search-bench -- --json out.json      also the figures as JSON (per task for dev only)
  *   npm run search-bench -- --collection         the whole APIs.guru collection registered first
@@ -31,13 +33,13 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fetchPackages, listDocuments } from './corpus/documents.ts';
 import { type Agent, memoryOf, provisionAgent, startServer } from './corpus/server.ts';
-import { type BenchApp, NEIGHBOUR_APPS, TASK_APPS } from './search-bench/apps.ts';
+import { APPS_OF_SET, appIdsOfSets, type BenchApp, registeredApps } from './search-bench/apps.ts';
 import { documentOperations, matchOperations } from './search-bench/catalog.ts';
 import { listTools, registerDocument, searchTools } from './search-bench/client.ts';
 import { firstRank, score } from './search-bench/metrics.ts';
 import { summarizeOverlap, taskOverlap } from './search-bench/overlap.ts';
 import { type BenchOutcome, formatReport, jsonReport, type SetOutcome } from './search-bench/report.ts';
-import { loadTaskSets, SETS, type TaskSet } from './search-bench/tasks.ts';
+import { chooseSets, loadTaskSets, type TaskSet } from './search-bench/tasks.ts';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -58,15 +60,19 @@ async function main(): Promise<void> {
       database: { type: 'string' },
     },
   });
-  const chosen = values.set === 'all' ? [...SETS] : SETS.filter((name) => name === values.set);
-  if (chosen.length === 0) throw new HarnessError('--set must be dev, holdout or all');
+  const chosen = chooseSets(values.set as string);
+  if (!chosen) throw new HarnessError('--set must be dev, holdout, all (dev and holdout) or fresh');
   const limit = values.limit === undefined ? undefined : Number(values.limit);
   if (limit !== undefined && !(values.collection && Number.isInteger(limit) && limit > 0))
     throw new HarnessError('--limit takes a positive whole number, with --collection');
   const cache = path.resolve(values.cache as string);
 
   await fetchPackages(cache, log);
-  const sets = await loadTaskSets(new Set(TASK_APPS.map((app) => app.id)));
+  const sets = await loadTaskSets(appIdsOfSets());
+  const apps = registeredApps(chosen.includes('fresh'));
+  // The sets whose apps this run registers: their tools are checked, whichever of them --set runs.
+  const checked = sets.filter((set) => APPS_OF_SET[set.name].every((app) => apps.includes(app)));
+  const titled = new Set(checked.flatMap((set) => APPS_OF_SET[set.name]));
 
   const adminKey = `bench-${randomBytes(24).toString('hex')}`;
   log('starting toolgate…');
@@ -75,17 +81,17 @@ async function main(): Promise<void> {
     const agent = await provisionAgent(server.url, adminKey, 'search-bench');
     const titles = new Map<string, Map<string, string>>();
     let tools = 0;
-    for (const app of [...TASK_APPS, ...NEIGHBOUR_APPS]) {
-      const registered = await registerApp(server.url, adminKey, agent, cache, app);
+    for (const app of apps) {
+      const registered = await registerApp(server.url, adminKey, agent, cache, app, titled.has(app));
       tools += registered.tools;
       if (registered.titles) titles.set(app.id, registered.titles);
     }
-    log(`registered ${TASK_APPS.length + NEIGHBOUR_APPS.length} apps, ${tools} tools`);
-    checkTasks(sets, titles);
+    log(`registered ${apps.length} apps, ${tools} tools`);
+    checkTasks(checked, titles);
 
     let collection: BenchOutcome['collection'];
     if (values.collection) {
-      const more = await registerCollection(server.url, adminKey, cache, limit);
+      const more = await registerCollection(server.url, adminKey, cache, limit, apps);
       collection = { registered: more.registered, refused: more.refused, seconds: more.seconds };
       tools += more.tools;
     }
@@ -98,7 +104,7 @@ async function main(): Promise<void> {
     }
     const outcome: BenchOutcome = {
       commit: currentCommit(),
-      apps: TASK_APPS.length + NEIGHBOUR_APPS.length + (collection?.registered ?? 0),
+      apps: apps.length + (collection?.registered ?? 0),
       tools,
       ...(collection ? { collection } : {}),
       sets: outcomes,
@@ -117,7 +123,7 @@ async function main(): Promise<void> {
 
 /**
  * Registers one of the bench's apps; a refusal is a harness error. For the apps the tasks are
- * about, answers each tool's title (the operation's summary, else the tool's name, as CONTRACT §2
+ * about (`titled`), answers each tool's title (the operation's summary, else the tool's name, as CONTRACT §2
  * defines `title`), read from the document beside the server's own listing.
  */
 async function registerApp(
@@ -126,6 +132,7 @@ async function registerApp(
   agent: Agent,
   cache: string,
   app: BenchApp,
+  titled: boolean,
 ): Promise<{ tools: number; titles?: Map<string, string> }> {
   const file = path.join(cache, 'x', app.file);
   let text: string;
@@ -140,7 +147,7 @@ async function registerApp(
       `${app.id}: registration answered ${registration.status}: ${registration.issues?.[0]?.message ?? ''}`,
     );
   }
-  if (!TASK_APPS.includes(app)) return { tools: registration.tools.length };
+  if (!titled) return { tools: registration.tools.length };
   const listed = await listTools(url, agent, app.id);
   let operations: ReturnType<typeof matchOperations>;
   try {
@@ -157,7 +164,10 @@ async function registerApp(
   return { tools: registration.tools.length, titles };
 }
 
-/** Every expected tool of every task (both sets, whatever `--set` says) is one the server lists. */
+/**
+ * Every expected tool of every task of the sets given (those whose apps are registered, whatever
+ * `--set` runs) is one the server lists.
+ */
 function checkTasks(sets: TaskSet[], titles: Map<string, Map<string, string>>): void {
   const unknown: string[] = [];
   for (const set of sets) {
@@ -177,8 +187,9 @@ async function registerCollection(
   adminKey: string,
   cache: string,
   limit: number | undefined,
+  apps: readonly BenchApp[],
 ): Promise<{ registered: number; refused: number; tools: number; seconds: number }> {
-  const taken = new Set([...TASK_APPS, ...NEIGHBOUR_APPS].map((app) => path.join(cache, 'x', app.file)));
+  const taken = new Set(apps.map((app) => path.join(cache, 'x', app.file)));
   const documents = (await listDocuments(cache, limit)).filter((document) => !taken.has(document.file));
   log(`registering ${documents.length} more documents…`);
   const started = performance.now();

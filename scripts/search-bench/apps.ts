@@ -4,6 +4,7 @@
  * Stripe, other mail senders…) so that searching across apps has real competitors — about 50 in all.
  */
 import { NAMED } from '../corpus/documents.ts';
+import type { SetName } from './tasks.ts';
 
 export interface BenchApp {
   id: string;
@@ -70,3 +71,42 @@ export const NEIGHBOUR_APPS: readonly BenchApp[] = [
   { id: 'launchdarkly', file: `${GURU}/launchdarkly.com.json` },
   { id: 'victorops', file: `${GURU}/victorops.com.json` },
 ];
+
+/**
+ * The fresh set's apps (`tasks.fresh.jsonl`): real, much-used APIs of other domains, none of the
+ * 50 above, for which no ranking rule was written. They are registered only when the fresh set
+ * runs, beside the 50, so that the dev and holdout figures stay those of the same 50 apps.
+ */
+export const FRESH_APPS: readonly BenchApp[] = [
+  { id: 'ynab', file: `${GURU}/youneedabudget.com.json` },
+  { id: 'ebay', file: `${GURU}/ebay.com/sell-fulfillment.json` },
+  { id: 'elevenlabs', file: `${GURU}/elevenlabs.io.json` },
+  { id: 'docker-engine', file: `${GURU}/docker.com/engine.json` },
+  { id: 'aws-s3', file: `${GURU}/amazonaws.com/s3.json` },
+  { id: 'route53', file: `${GURU}/amazonaws.com/route53.json` },
+  { id: 'signl4', file: `${GURU}/signl4.com.json` },
+  { id: 'salesloft', file: `${GURU}/salesloft.com.json` },
+  { id: 'postman', file: `${GURU}/getpostman.com.json` },
+  { id: 'gotowebinar', file: `${GURU}/getgo.com/gotowebinar.json` },
+];
+
+/** The apps each task set's tasks are about. */
+export const APPS_OF_SET: Readonly<Record<SetName, readonly BenchApp[]>> = {
+  dev: TASK_APPS,
+  holdout: TASK_APPS,
+  fresh: FRESH_APPS,
+};
+
+/** As `loadTaskSets` takes them: each set's app ids. */
+export function appIdsOfSets(): Record<SetName, ReadonlySet<string>> {
+  const ids = (apps: readonly BenchApp[]) => new Set(apps.map((app) => app.id));
+  return { dev: ids(APPS_OF_SET.dev), holdout: ids(APPS_OF_SET.holdout), fresh: ids(APPS_OF_SET.fresh) };
+}
+
+/**
+ * The apps a run registers: the 50, and the fresh set's apps when that set runs (the IDF and
+ * the competitors across apps are then those of 60 apps).
+ */
+export function registeredApps(fresh: boolean): readonly BenchApp[] {
+  return [...TASK_APPS, ...NEIGHBOUR_APPS, ...(fresh ? FRESH_APPS : [])];
+}

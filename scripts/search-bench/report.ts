@@ -46,7 +46,7 @@ function latencyLine(label: string, samples: number[]): string {
   return `${label}p50 ${ms(percentile(samples, 50))}, p99 ${ms(percentile(samples, 99))}, max ${ms(Math.max(...samples))} (${samples.length} answers)`;
 }
 
-function overlapLine(summary: OverlapSummary): string {
+export function overlapLine(summary: OverlapSummary): string {
   const [zero, one, two, more] = summary.histogram;
   return `${summary.atMostOne} of ${summary.tasks} (${percent(summary.atMostOne, summary.tasks)}) share ≤ 1 content word with every right tool's title (0: ${zero}, 1: ${one}, 2: ${two}, 3+: ${more})`;
 }
@@ -86,41 +86,42 @@ export function formatReport(outcome: BenchOutcome, options: { verbose: boolean 
   );
   for (const set of outcome.sets) lines.push(`wording (${set.name.padEnd(7)}) ${overlapLine(set.overlap)}`);
 
-  const dev = outcome.sets.find((set) => set.name === 'dev');
-  if (dev) {
+  // Per app for the dev set and the fresh set (whose apps are its point); never for the holdout.
+  for (const set of outcome.sets.filter((candidate) => candidate.name !== 'holdout')) {
     lines.push(
       '',
-      'recall@5 by app (dev set only):',
+      `recall@5 by app (${set.name} set):`,
       '| app             | tasks | scoped | across |',
       '|-----------------|------:|-------:|-------:|',
     );
     const byApp = new Map<string, TaskOutcome[]>();
-    for (const task of dev.tasks) byApp.set(task.app, [...(byApp.get(task.app) ?? []), task]);
+    for (const task of set.tasks) byApp.set(task.app, [...(byApp.get(task.app) ?? []), task]);
     for (const [app, tasks] of byApp) {
       const at5 = (rank: number | null) => rank !== null && rank <= 5;
       lines.push(
         `| ${app.padEnd(15)} | ${String(tasks.length).padStart(5)} | ${fixed(tasks.filter((task) => at5(task.scopedRank)).length / tasks.length).padStart(6)} | ${fixed(tasks.filter((task) => at5(task.acrossRank)).length / tasks.length).padStart(6)} |`,
       );
     }
-    if (options.verbose) {
-      const failing = dev.tasks.filter(
-        (task) =>
-          !(
-            task.scopedRank !== null &&
-            task.scopedRank <= 5 &&
-            task.acrossRank !== null &&
-            task.acrossRank <= 5
-          ),
+  }
+  const dev = outcome.sets.find((set) => set.name === 'dev');
+  if (dev && options.verbose) {
+    const failing = dev.tasks.filter(
+      (task) =>
+        !(
+          task.scopedRank !== null &&
+          task.scopedRank <= 5 &&
+          task.acrossRank !== null &&
+          task.acrossRank <= 5
+        ),
+    );
+    lines.push('', `dev tasks without a right tool in the top 5 (${failing.length}):`);
+    const rank = (value: number | null) => (value === null ? '—' : String(value));
+    for (const task of failing) {
+      lines.push(
+        `  ${task.id} (scoped ${rank(task.scopedRank)}, across ${rank(task.acrossRank)}) "${task.query}" → ${task.expected.join(' | ')}`,
+        `      scoped: ${task.scopedTop.join(', ') || '(nothing)'}`,
+        `      across: ${task.acrossTop.join(', ') || '(nothing)'}`,
       );
-      lines.push('', `dev tasks without a right tool in the top 5 (${failing.length}):`);
-      const rank = (value: number | null) => (value === null ? '—' : String(value));
-      for (const task of failing) {
-        lines.push(
-          `  ${task.id} (scoped ${rank(task.scopedRank)}, across ${rank(task.acrossRank)}) "${task.query}" → ${task.expected.join(' | ')}`,
-          `      scoped: ${task.scopedTop.join(', ') || '(nothing)'}`,
-          `      across: ${task.acrossTop.join(', ') || '(nothing)'}`,
-        );
-      }
     }
   }
   return `${lines.join('\n')}\n`;

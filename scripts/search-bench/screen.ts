@@ -13,23 +13,29 @@
  *   npm run search-screen -- --set dev --json a.json       also each task's ranks, to compare later
  *   npm run search-screen -- --set dev --compare a.json    which tasks rank better or worse than in
  *                                                          a.json (dev: each task; holdout: counts only)
+ *   npm run search-screen -- --set fresh                   the fresh set: 10 apps no rule was written
+ *                                                          for, registered beside the 50 (60 apps)
  *   npm run search-screen -- --cache <dir>                 another corpus cache (as search-bench's)
  *
- * The holdout's per-task lines are never printed (only counts), so that screening on it cannot
- * become tuning on it.
+ * The holdout's and the fresh set's per-task lines are never printed (only counts, and the fresh
+ * set's figures per app), so that screening on them cannot become tuning on them. Each set's
+ * wording (how many tasks share at most one content word with their right tools' titles) is
+ * printed beside its figures.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { compileDocument } from '../../server/catalog/catalog.ts';
+import { compileDocument, openCatalog } from '../../server/catalog/catalog.ts';
 import { readQuery } from '../../server/search/analyze.ts';
 import { rank, SharedVocabulary } from '../../server/search/rank.ts';
 import { openSegment, type Segment } from '../../server/search/segment.ts';
 import { fetchPackages } from '../corpus/documents.ts';
-import { NEIGHBOUR_APPS, TASK_APPS } from './apps.ts';
+import { APPS_OF_SET, appIdsOfSets, registeredApps } from './apps.ts';
 import { firstRank, type Scores, score } from './metrics.ts';
-import { loadTaskSets, SETS, type SetName } from './tasks.ts';
+import { summarizeOverlap, taskOverlap } from './overlap.ts';
+import { overlapLine } from './report.ts';
+import { chooseSets, loadTaskSets, type SetName, type Task } from './tasks.ts';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -52,19 +58,30 @@ async function main(): Promise<void> {
       cache: { type: 'string', default: path.join(homedir(), '.cache', 'toolgate-corpus') },
     },
   });
-  const chosen = values.set === 'all' ? [...SETS] : SETS.filter((name) => name === values.set);
-  if (chosen.length === 0) throw new Error('--set must be dev, holdout or all');
+  const chosen = chooseSets(values.set as string);
+  if (!chosen) throw new Error('--set must be dev, holdout, all (dev and holdout) or fresh');
   const cache = path.resolve(values.cache as string);
   await fetchPackages(cache, log);
-  const sets = await loadTaskSets(new Set(TASK_APPS.map((app) => app.id)));
+  const sets = await loadTaskSets(appIdsOfSets());
 
   const started = performance.now();
   const vocabulary = new SharedVocabulary();
   const segments: Segment[] = [];
-  for (const app of [...TASK_APPS, ...NEIGHBOUR_APPS]) {
+  // Each tool's title (summary, else name, as `/tools` defines it) of the chosen sets' apps, for the wording.
+  const titled = new Set(chosen.flatMap((name) => APPS_OF_SET[name].map((app) => app.id)));
+  const titles = new Map<string, Map<string, string>>();
+  for (const app of registeredApps(chosen.includes('fresh'))) {
     const document = JSON.parse(await readFile(path.join(cache, 'x', app.file), 'utf8')) as unknown;
     const compiled = await compileDocument(document, { app: { appId: app.id, provider: PROVIDER } });
     if (!compiled.ok) throw new Error(`${app.id}: ${compiled.error[0]?.message ?? 'not compiled'}`);
+    if (titled.has(app.id)) {
+      const catalog = openCatalog(compiled.value.catalogText);
+      if (!catalog) throw new Error(`${app.id}: the catalog does not open`);
+      titles.set(
+        app.id,
+        new Map([...catalog.tools].map(([name, tool]) => [name, tool.tool.summary?.trim() || name])),
+      );
+    }
     const segment = openSegment(app.id, compiled.value.searchText, vocabulary);
     if (!segment) throw new Error(`${app.id}: the segment does not open`);
     vocabulary.count(segment, 1);
@@ -105,8 +122,16 @@ async function main(): Promise<void> {
     out[set.name] = ranks;
     const all = Object.values(ranks);
     lines.push(
-      `${set.name.padEnd(7)} scoped ${figures(score(all.map((r) => r.scoped)))}   across ${figures(score(all.map((r) => r.across)))}   (${all.length} tasks)`,
+      `${set.name.padEnd(7)} scoped ${figures(score(all.map((r) => r.scoped)))}   across ${figures(score(all.map((r) => r.across)))}   (${all.length} tasks, ${segments.length} apps)`,
     );
+    const overlaps = set.tasks.map((task) =>
+      taskOverlap(
+        task.query,
+        task.expected.map((tool) => titles.get(task.app)?.get(tool) as string),
+      ),
+    );
+    lines.push(`  wording: ${overlapLine(summarizeOverlap(overlaps))}`);
+    if (set.name === 'dev' || set.name === 'fresh') lines.push(...perApp(set.tasks, ranks));
     const before = previous?.[set.name];
     if (before) lines.push(...comparison(set.name, set.tasks, ranks, before));
   }
@@ -115,6 +140,22 @@ async function main(): Promise<void> {
     await writeFile(values.json, `${JSON.stringify(out, null, 1)}\n`);
     log(`wrote ${values.json}`);
   }
+}
+
+/** recall@5 scoped and across for each app of a set, in the set's order: aggregates only. */
+function perApp(tasks: readonly Task[], ranks: Record<string, TaskRanks>): string[] {
+  const byApp = new Map<string, TaskRanks[]>();
+  for (const task of tasks)
+    byApp.set(task.app, [...(byApp.get(task.app) ?? []), ranks[task.id] as TaskRanks]);
+  const at5 = (all: TaskRanks[], side: keyof TaskRanks) =>
+    score(all.map((r) => r[side])).recallAt5.toFixed(2);
+  return [
+    '  recall@5 by app (scoped / across):',
+    ...[...byApp].map(
+      ([app, all]) =>
+        `    ${app.padEnd(16)} ${String(all.length).padStart(3)} tasks  ${at5(all, 'scoped')} / ${at5(all, 'across')}`,
+    ),
+  ];
 }
 
 const figures = (scores: Scores) =>

@@ -3,7 +3,13 @@
  * only as good as these. Hand-made examples, no server, no corpus.
  */
 import { describe, expect, it } from 'vitest';
-import { TASK_APPS } from '../../scripts/search-bench/apps.ts';
+import {
+  appIdsOfSets,
+  FRESH_APPS,
+  NEIGHBOUR_APPS,
+  registeredApps,
+  TASK_APPS,
+} from '../../scripts/search-bench/apps.ts';
 import { documentOperations, matchOperations } from '../../scripts/search-bench/catalog.ts';
 import { firstRank, score } from '../../scripts/search-bench/metrics.ts';
 import {
@@ -13,7 +19,7 @@ import {
   summarizeOverlap,
   taskOverlap,
 } from '../../scripts/search-bench/overlap.ts';
-import { loadTaskSets } from '../../scripts/search-bench/tasks.ts';
+import { chooseSets, loadTaskSets } from '../../scripts/search-bench/tasks.ts';
 
 describe('recall@k and MRR', () => {
   it('ranks a task by the first of its right tools, 1-based, null when none was answered', () => {
@@ -151,7 +157,7 @@ describe('pairing tools with operations', () => {
 
 describe('the committed task set', () => {
   it('holds at least 200 well-formed tasks over the bench apps, split about 60/40, no app over a quarter', async () => {
-    const sets = await loadTaskSets(new Set(TASK_APPS.map((app) => app.id)));
+    const sets = (await loadTaskSets(appIdsOfSets())).filter((set) => set.name !== 'fresh');
     const [dev, holdout] = sets.map((set) => set.tasks.length) as [number, number];
     expect(dev + holdout).toBeGreaterThanOrEqual(200);
     expect(holdout / (dev + holdout)).toBeGreaterThan(0.35);
@@ -164,6 +170,42 @@ describe('the committed task set', () => {
   });
 
   it('refuses a task naming an app the bench does not register', async () => {
-    await expect(loadTaskSets(new Set(['github']))).rejects.toThrow(/names the app "stripe"/);
+    const apps = appIdsOfSets();
+    await expect(loadTaskSets({ ...apps, dev: new Set(['github']) })).rejects.toThrow(
+      /names the app "stripe", which is not one of the dev set's apps/,
+    );
+  });
+
+  it('refuses a fresh task about one of the 50 apps, and a dev task about a fresh app', async () => {
+    const apps = appIdsOfSets();
+    await expect(loadTaskSets({ ...apps, fresh: apps.dev })).rejects.toThrow(
+      /not one of the fresh set's apps/,
+    );
+    await expect(loadTaskSets({ ...apps, dev: apps.fresh })).rejects.toThrow(/not one of the dev set's apps/);
+  });
+
+  it('holds a fresh set of 10-12 tasks for each of 8-10 apps that are none of the 50', async () => {
+    const fresh = (await loadTaskSets(appIdsOfSets())).find((set) => set.name === 'fresh');
+    const perApp = new Map<string, number>();
+    for (const task of fresh?.tasks ?? []) perApp.set(task.app, (perApp.get(task.app) ?? 0) + 1);
+    expect(perApp.size).toBe(FRESH_APPS.length);
+    expect(perApp.size).toBeGreaterThanOrEqual(8);
+    expect(perApp.size).toBeLessThanOrEqual(10);
+    for (const count of perApp.values()) expect(count >= 10 && count <= 12).toBe(true);
+    // None of the 50 by document, not only by id: the same API under another name would not be fresh.
+    const usual = new Set([...TASK_APPS, ...NEIGHBOUR_APPS].flatMap((app) => [app.id, app.file]));
+    for (const app of FRESH_APPS) expect([usual.has(app.id), usual.has(app.file)]).toEqual([false, false]);
+  });
+});
+
+describe('which apps a run registers', () => {
+  it('registers the 50 for dev and holdout, and the fresh apps beside them only for the fresh set', () => {
+    expect(chooseSets('all')).toEqual(['dev', 'holdout']);
+    expect(chooseSets('fresh')).toEqual(['fresh']);
+    expect(chooseSets('dev')).toEqual(['dev']);
+    expect(chooseSets('everything')).toBeNull();
+    expect(registeredApps(false)).toEqual([...TASK_APPS, ...NEIGHBOUR_APPS]);
+    expect(registeredApps(false)).toHaveLength(50);
+    expect(registeredApps(true)).toEqual([...TASK_APPS, ...NEIGHBOUR_APPS, ...FRESH_APPS]);
   });
 });
