@@ -60,7 +60,10 @@ export function createContextInner(
   };
 }
 
-/** A single-valued header; a repeated header counts as malformed. */
+/**
+ * A single-valued header. Node delivers an array only for set-cookie; a contract header sent twice
+ * was already refused by its surface (http/repeated-headers.ts), so an array here reads as absent.
+ */
 export function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
   const value = headers[name];
   return Array.isArray(value) ? undefined : value;

@@ -10,6 +10,7 @@ import { err, ok, type Result } from '../result.ts';
 import type { ProcedureMeta } from '../trpc.ts';
 import { discardBody, readJsonBody, readJsonBytes } from './body.ts';
 import { apiProblemOf, bodyFailure, problemBody } from './problem.ts';
+import { repeatedHeader } from './repeated-headers.ts';
 import { sendError, sendJson } from './respond.ts';
 import type { RouteEntry, RouteRequest } from './route-table.ts';
 
@@ -97,6 +98,12 @@ async function handleProcedure(
   request: RouteRequest,
 ): Promise<void> {
   const { route } = runner;
+  const repeated = repeatedHeader(req);
+  if (repeated) {
+    discardBody(req);
+    sendError(res, repeated);
+    return;
+  }
   let body: unknown;
   let document: ReadBody | undefined;
   if (route.usesBody && route.meta.bodyLimit === 'document') {

@@ -9,6 +9,7 @@ import { requestLogFields } from '../logger.ts';
 import { appRouter } from '../routers/_app.ts';
 import { discardBody, nestsTooDeep, readJsonBody } from './body.ts';
 import { bodyFailure, problemBody, trpcErrorEnvelope } from './problem.ts';
+import { repeatedHeader } from './repeated-headers.ts';
 import { sendJson } from './respond.ts';
 import type { RouteEntry, RouteRequest } from './route-table.ts';
 
@@ -32,6 +33,12 @@ async function handleTrpc(
   const { config, logger } = deps;
   const { path, requestId } = request;
   const procedures = path.slice(TRPC_PREFIX.length);
+  const repeated = repeatedHeader(req);
+  if (repeated) {
+    discardBody(req);
+    sendJson(res, statusOf(repeated.error), trpcErrorEnvelope(repeated));
+    return;
+  }
   if (request.hasQuery && request.url.searchParams.has('batch')) {
     const calls = procedures.split(',').length;
     if (calls > LIMITS.trpcMaxBatch) {

@@ -10,6 +10,7 @@ import type { AppDeps } from '../deps.ts';
 import { badHeader, requestProblem } from '../errors.ts';
 import { discardBody, readJsonBody } from '../http/body.ts';
 import { bodyFailure } from '../http/problem.ts';
+import { repeatedHeader } from '../http/repeated-headers.ts';
 import { sendError, sendJson, sendMethodNotAllowed } from '../http/respond.ts';
 import type { RouteHandler, RouteRequest } from '../http/route-table.ts';
 import { lazyLogger, requestLogFields } from '../logger.ts';
@@ -168,6 +169,11 @@ async function signIn(
   res: ServerResponse,
   unauthorized: Readonly<Record<string, string>>,
 ): Promise<Caller | undefined> {
+  const repeated = repeatedHeader(req);
+  if (repeated) {
+    sendError(res, repeated);
+    return undefined;
+  }
   const caller = await authenticateAgent(
     deps.keys,
     req.headers,

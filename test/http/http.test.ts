@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { request } from 'node:http';
 import { validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -245,7 +246,10 @@ describeBackends('graceful shutdown', (backend) => {
   it('finishes a request in flight, then refuses new connections and closes the database', async () => {
     const server = await startServer(backend.name);
     const body = JSON.stringify({ name: 'late' });
-    // Send the headers and half the body, start closing, then send the rest.
+    // Send the headers and half the body; once the server has the request, start closing, then
+    // send the rest (events, not sleeps: a loaded machine may take any time to parse the headers).
+    const arrived = once(server.app.server, 'request');
+    let sendRest = () => {};
     const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = request(`${server.url}/admin/clients`, {
         method: 'POST',
@@ -264,10 +268,11 @@ describeBackends('graceful shutdown', (backend) => {
       });
       req.on('error', reject);
       req.write(body.slice(0, 5));
-      setTimeout(() => req.end(body.slice(5)), 300);
+      sendRest = () => req.end(body.slice(5));
     });
-    await new Promise((r) => setTimeout(r, 100));
+    await arrived;
     const closed = server.close();
+    sendRest();
     const reply = await answer;
     expect(reply.status).toBe(200);
     expect(JSON.parse(reply.body)).toMatchObject({ name: 'late' });
