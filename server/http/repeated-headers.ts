@@ -24,11 +24,18 @@ const SINGLE_VALUED: ReadonlyArray<readonly [string, string]> = [
 export function repeatedHeader(req: IncomingMessage): ErrorBody<'invalid_request'> | null {
   for (const [name, shown] of SINGLE_VALUED) {
     const value = req.headers[name];
-    // Only a joined value holds a comma (or a value that has one of its own): the raw lines, which
-    // Node parses on first use, are read only then, never on a plain call.
+    // Only a joined value holds a comma (or a value that has one of its own): the raw lines are
+    // read only then, never on a plain call.
     if (typeof value !== 'string' || !value.includes(',')) continue;
-    if ((req.headersDistinct[name]?.length ?? 0) > 1)
+    if (copies(req.rawHeaders, name) > 1)
       return requestProblem(`${shown} was sent more than once; send it once.`);
   }
   return null;
+}
+
+/** How many lines of the raw headers (`[name, value, name, value, …]`) carry `name` (lower case). */
+function copies(raw: readonly string[], name: string): number {
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]?.toLowerCase() === name) count += 1;
+  return count;
 }
