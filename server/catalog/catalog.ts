@@ -248,5 +248,9 @@ class LazyTool implements CompiledTool {
 /** The tools with what their document says around them, for the search segment. */
 function withContexts(document: JsonObject, tools: readonly Tool[]): SearchableTool[] {
   const contexts = operationContexts(document, tools);
-  return tools.map((tool, index) => ({ ...tool, context: contexts[index] ?? '' }));
+  return tools.map((tool, index) => ({
+    ...tool,
+    context: contexts[index]?.text ?? '',
+    answers: contexts[index]?.answers ?? [],
+  }));
 }

@@ -3,4 +3,4 @@
  * (server/search/segment.ts). Bumped whenever either changes; a stored catalog or segment of
  * another version is compiled again, both together, when the app is next loaded.
  */
-export const CATALOG_FORMAT = 4;
+export const CATALOG_FORMAT = 5;

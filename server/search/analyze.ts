@@ -86,6 +86,12 @@ export interface Query {
    * answers it ("list all my droplets", "which repos have I starred").
    */
   many: boolean;
+  /**
+   * The task asks about something rather than acts on it: it opens with a question word or an
+   * auxiliary ("is Karen online", "how much storage am I using") or ends with `?`, and names no
+   * action but reading. It asks for a field of an answer, so what tools answer counts.
+   */
+  question: boolean;
   /** The task as one word, lower-case, when it could be a tool's name or id (exact matches first). */
   exact: string | null;
   /**
@@ -107,6 +113,14 @@ function phrase(key: string, words: string[], weight: number): void {
 const isAction = (token: string) => ACTIONS.has(verbOf(token));
 /** The verb of an irregular past form ("took" → "take"); any other word as it is. */
 const verbOf = (token: string) => IRREGULAR_VERBS.get(token) ?? token;
+/** The first words of a question: question words and the auxiliaries that open one. */
+const QUESTION_OPENERS = new Set(
+  'who whom whose what whats which when where why how is are am was were do does did has have had can could will would should'.split(
+    ' ',
+  ),
+);
+/** The methods of actions that only read: a question's own words ("which", "who", "show") are such. */
+const READING = new Set(['GET', 'HEAD']);
 /** Words that ask for every thing of a kind. */
 const ALL_WORDS = new Set(['all', 'every']);
 /**
@@ -191,6 +205,7 @@ export function readQuery(text: string): Query {
     methods: new Set(),
     weakerMethods: new Set(),
     many: false,
+    question: false,
     exact: EXACT.test(trimmed) ? trimmed.toLowerCase() : null,
     spelled: new Map(),
   };
@@ -270,6 +285,12 @@ export function readQuery(text: string): Query {
   actions.sort((a, b) => a.at - b.at);
   const named = actions.find((action) => action.at < firstClause) ?? actions[0];
   for (const word of named?.words ?? []) act(word);
+  const opener = tokenize(trimmed)[0];
+  query.question =
+    (trimmed.endsWith('?') || (opener !== undefined && QUESTION_OPENERS.has(opener))) &&
+    actions.every(({ words }) =>
+      words.every((word) => ACTIONS.get(verbOf(word))?.methods.every((method) => READING.has(method))),
+    );
   for (const { words, weight } of meant) for (const word of words) add(word, weight);
   for (const token of values) add(token, VALUE_WEIGHT);
   for (const word of task.implied) add(word, IMPLIED_WEIGHT);

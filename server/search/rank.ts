@@ -45,6 +45,13 @@ const ADD_ONLY_FROM = 20_000;
 const APP_NAMED = 2;
 /** A word names an app only when it names at most this many of the searched apps ("google"). */
 const APP_NAME_MAX_APPS = 3;
+/**
+ * Weight of the field names of what a tool answers, for a task that asks a question: "is Karen
+ * online" is answered by the tool whose answer has `online`. Read for questions only: the tools
+ * that create, update and read a resource answer the same object. Low: a field name is one word
+ * of an answer; at 0.5 and 0.7 other questions' right tools fell below tools answering alike.
+ */
+const ANSWER_WEIGHT = 0.3;
 /** Scores are shown as raw / (raw + SCALE), in (0, 1); an exact name is 1. */
 const SCALE = 10;
 
@@ -53,6 +60,8 @@ export class SharedVocabulary implements Vocabulary {
   readonly #ids = new Map<string, number>();
   readonly #words: string[] = [];
   #df = new Float64Array(1024);
+  /** How many tools' answers hold each word (the answers' postings are kept apart). */
+  #answerDf = new Float64Array(1024);
   #documents = 0;
   /** The words sorted, for word beginnings, but the most recent ones (`#recent`). */
   #sorted: string[] = [];
@@ -69,6 +78,9 @@ export class SharedVocabulary implements Vocabulary {
         const grown = new Float64Array(this.#df.length * 2);
         grown.set(this.#df);
         this.#df = grown;
+        const answers = new Float64Array(grown.length);
+        answers.set(this.#answerDf);
+        this.#answerDf = answers;
       }
     }
     return id;
@@ -84,6 +96,13 @@ export class SharedVocabulary implements Vocabulary {
         (this.#df[id] as number) +
         sign * ((segment.offsets[i + 1] as number) - (segment.offsets[i] as number));
     }
+    const answers = segment.answers;
+    for (let i = 0; i < answers.termIds.length; i += 1) {
+      const id = answers.termIds[i] as number;
+      this.#answerDf[id] =
+        (this.#answerDf[id] as number) +
+        sign * ((answers.offsets[i + 1] as number) - (answers.offsets[i] as number));
+    }
   }
 
   /** How many tools hold the word, and how many tools there are in all. */
@@ -98,6 +117,22 @@ export class SharedVocabulary implements Vocabulary {
   idf(id: number): number {
     const df = this.#df[id] ?? 0;
     return Math.log(1 + (this.#documents - df + 0.5) / (df + 0.5));
+  }
+
+  /**
+   * The task's own terms (and related words, at their weights) that tools' answers hold, each
+   * weighted by its inverse document frequency among answers, and whether most answers hold it.
+   */
+  answerLookup(query: Query): Array<{ id: number; weight: number; own: boolean; common: boolean }> {
+    const out: Array<{ id: number; weight: number; own: boolean; common: boolean }> = [];
+    for (const [word, weight] of query.terms) {
+      const id = this.#ids.get(word);
+      const df = id === undefined ? 0 : (this.#answerDf[id] ?? 0);
+      if (id === undefined || df <= 0) continue;
+      const idf = Math.log(1 + (this.#documents - df + 0.5) / (df + 0.5));
+      out.push({ id, weight: weight * idf, own: weight === 1, common: df > this.#documents * COMMON_SHARE });
+    }
+    return out;
   }
 
   /** The weighted term ids of a task: its words, the longer words they begin, near spellings. */
@@ -254,6 +289,7 @@ export function rank(
   // Many things to read (not to delete or change): a collection's GET answers them.
   const readsMany = query.many && (query.methods.size === 0 || query.methods.has('GET'));
   const named = namedApps(segments, words);
+  const answerWords = query.question ? vocabulary.answerLookup(query) : [];
   let scores = new Float64Array(256);
   let matched = new Uint8Array(256);
   let inName = new Uint8Array(256);
@@ -285,6 +321,26 @@ export function rank(
         scores[doc] = (scores[doc] as number) + word.weight * Math.abs(weight);
         if (word.own) matched[doc] = (matched[doc] as number) + 1;
         if (weight < 0) inName[doc] = (inName[doc] as number) + 1;
+      }
+    }
+    // A question: the field names of what each tool answers, after the other fields, so that a
+    // word most answers hold only adds to tools already found in a large search (as above).
+    const answers = segment.answers;
+    for (const word of answerWords) {
+      const at = findTerm(answers, word.id);
+      if (at < 0) continue;
+      const addOnly = word.common && commonAddOnly;
+      const own = word.own ? findTerm(segment, word.id) : -1;
+      const end = answers.offsets[at + 1] as number;
+      for (let p = answers.offsets[at] as number; p < end; p += 1) {
+        const doc = answers.docs[p] as number;
+        if (scores[doc] === 0) {
+          if (addOnly) continue;
+          touched.push(doc);
+        }
+        scores[doc] = (scores[doc] as number) + ANSWER_WEIGHT * word.weight * (answers.weights[p] as number);
+        // A word of the task counts once for its coverage, in the tool's other fields or its answer.
+        if (word.own && !holds(segment, own, doc)) matched[doc] = (matched[doc] as number) + 1;
       }
     }
     const appFactor = named.has(appIndex) ? APP_NAMED : 1;
@@ -340,6 +396,21 @@ function methodFactors(query: Query): Map<string, number> {
 /** The factor of a tool for a task that reads many things: a collection GET is preferred. */
 function collectionRead(segment: Segment, doc: number): number {
   return segment.collections[doc] === 1 && segment.methods[doc] === 'GET' ? COLLECTION_READ : 1;
+}
+
+/** Whether the postings at `at` (a term's place in the segment, -1 for none) hold `doc`. */
+function holds(segment: Segment, at: number, doc: number): boolean {
+  if (at < 0) return false;
+  let low = segment.offsets[at] as number;
+  let high = (segment.offsets[at + 1] as number) - 1;
+  while (low <= high) {
+    const middle = (low + high) >>> 1;
+    const value = segment.docs[middle] as number;
+    if (value === doc) return true;
+    if (value < doc) low = middle + 1;
+    else high = middle - 1;
+  }
+  return false;
 }
 
 /** A mild preference for tools that hold more of the task's own words. */

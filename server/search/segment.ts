@@ -30,6 +30,13 @@ const FIELDS = {
   paramText: { weight: 0.3, b: 0.75 },
   /** What the document says around the operation: its tags' descriptions, what it answers. */
   context: { weight: 0.3, b: 0.75 },
+  /**
+   * The values the parameters and body properties allow (`state: open|closed|all`,
+   * `status: canceled|completed`): words a task says ("cancel", "archived") that the operation
+   * names nowhere else. Low: a value is a choice the tool offers, not what it does (0.2–0.6 rank
+   * the dev tasks within one of each other; BENCHMARKS.md "# Tool search").
+   */
+  enums: { weight: 0.4, b: 0.5 },
   app: { weight: 1, b: 0 },
 } as const;
 type Field = keyof typeof FIELDS;
@@ -45,9 +52,34 @@ const METHOD_WORDS: Record<string, string> = {
   DELETE: 'delete',
 };
 
+/**
+ * Length normalization of the answer's field names, indexed apart from the other fields: a
+ * resource's create, update and read tools answer the same object, so its fields tell an action
+ * nothing, and only a question about the answer reads them (rank.ts weighs them at query time).
+ */
+const ANSWERS_B = 0.5;
+
 /** Descriptions are read this far: the first sentences say what an operation does. */
 const DESCRIPTION_CHARS = 1_000;
 const PARAMETER_DESCRIPTION_CHARS = 200;
+/**
+ * An enum of more values is a code list (countries, currencies, time zones, event types) whose
+ * words would match any task that names one; a tool's values are read up to `ENUM_VALUES` in all.
+ */
+const ENUM_MAX_VALUES = 20;
+const ENUM_VALUES = 40;
+/** HTTP methods: an enum of them (a webhook's method) would read as actions in a task. */
+const HTTP_METHODS = new Set([
+  'get',
+  'head',
+  'post',
+  'put',
+  'patch',
+  'delete',
+  'options',
+  'trace',
+  'connect',
+]);
 const URL = /\bhttps?:\/\/\S+/g;
 const MARKUP = /<[^>]{0,200}>|!?\[([^\]]{0,200})\]\([^)]{0,500}\)/g;
 
@@ -62,6 +94,8 @@ export interface SearchableTool {
   parametersSchema: Record<string, unknown>;
   /** What the document says around the operation (server/search/context.ts). */
   context?: string;
+  /** The property names of what a success answers (server/search/context.ts), kept apart. */
+  answers?: readonly string[];
 }
 
 /** The app's own words (its id, provider label and document title), for searches across apps. */
@@ -88,6 +122,9 @@ interface StoredSegment {
   app: string[];
   /** The docs whose path ends in a literal segment (`/repos/{owner}/{repo}/issues`): collections. */
   collections: number[];
+  /** The words of what each tool answers (its success's property names), and their postings as `postings`'. */
+  answerTerms: string[];
+  answerPostings: number[][];
 }
 
 /** The inverted index of an app's tools, as JSON text (built on the compile worker). */
@@ -125,6 +162,8 @@ export function buildSegment(tools: readonly SearchableTool[], app: SearchableAp
     }
   });
   const sorted = [...postings.keys()].sort();
+  const answers = answerPostings(tools);
+  const answerSorted = [...answers.keys()].sort();
   const stored: StoredSegment = {
     format: CATALOG_FORMAT,
     names: tools.map((tool) => tool.name),
@@ -134,8 +173,31 @@ export function buildSegment(tools: readonly SearchableTool[], app: SearchableAp
     nameSizes: documents.map((doc) => new Set(doc.name).size),
     app: [...new Set(naming)],
     collections: tools.flatMap((tool, doc) => (endsInLiteral(tool.pathTemplate) ? [doc] : [])),
+    answerTerms: answerSorted,
+    answerPostings: answerSorted.map((word) => answers.get(word) as number[]),
   };
   return JSON.stringify(stored);
+}
+
+/** The answer's field names as postings of their own: `[doc, saturated tf × 1000, …]` per word. */
+function answerPostings(tools: readonly SearchableTool[]): Map<string, number[]> {
+  const documents = tools.map((tool) => terms((tool.answers ?? []).join(' ')));
+  const average = Math.max(
+    1,
+    documents.reduce((sum, words) => sum + words.length, 0) / Math.max(1, documents.length),
+  );
+  const postings = new Map<string, number[]>();
+  documents.forEach((words, doc) => {
+    const norm = 1 / (1 - ANSWERS_B + (ANSWERS_B * words.length) / average);
+    const counts = new Map<string, number>();
+    for (const word of words) counts.set(word, (counts.get(word) ?? 0) + norm);
+    for (const [word, tf] of counts) {
+      const list = postings.get(word) ?? [];
+      list.push(doc, Math.max(1, Math.round(((tf * (K1 + 1)) / (tf + K1)) * 1000)));
+      postings.set(word, list);
+    }
+  });
+  return postings;
 }
 
 /**
@@ -170,6 +232,7 @@ function fieldTerms(tool: SearchableTool, appTerms: string[]): Record<Field, str
     params: terms([...placeholders, ...parameterNames(tool.parametersSchema)].join(' ')),
     paramText: terms(parameterDescriptions(tool.parametersSchema).join(' ')),
     context: terms(plain(tool.context ?? '')),
+    enums: terms(enumValues(tool.parametersSchema).join(' ')),
     app: appTerms,
   };
 }
@@ -224,17 +287,45 @@ function parameterDescriptions(schema: Record<string, unknown>): string[] {
   return out.slice(0, 30);
 }
 
+/**
+ * The string values of the parameters' and the body's top-level properties' enums (or of their
+ * array items'), at most `ENUM_VALUES`, leaving out code lists and enums of HTTP methods.
+ */
+function enumValues(schema: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  const properties = schema.properties;
+  if (!properties || typeof properties !== 'object') return out;
+  const take = (value: unknown) => {
+    const target = defined(schema, value) as { enum?: unknown; items?: unknown } | undefined;
+    const values = Array.isArray(target?.enum)
+      ? target.enum
+      : (defined(schema, target?.items) as { enum?: unknown } | undefined)?.enum;
+    if (!Array.isArray(values) || values.length > ENUM_MAX_VALUES) return;
+    const words = values.filter((v): v is string => typeof v === 'string');
+    if (words.length > 0 && words.every((word) => HTTP_METHODS.has(word.toLowerCase()))) return;
+    out.push(...words);
+  };
+  for (const [key, value] of Object.entries(properties)) {
+    if (key !== 'body') take(value);
+    else for (const inner of Object.values(bodyProperties(schema, value))) take(inner);
+  }
+  return out.slice(0, ENUM_VALUES);
+}
+
+/** A schema, through one `$ref` into the tool's `$defs` (how the catalog shares schemas). */
+function defined(schema: Record<string, unknown>, value: unknown): unknown {
+  if (!value || typeof value !== 'object') return undefined;
+  const ref = (value as { $ref?: unknown }).$ref;
+  return typeof ref === 'string' && ref.startsWith('#/$defs/')
+    ? (schema.$defs as Record<string, unknown> | undefined)?.[
+        ref.slice('#/$defs/'.length).replaceAll('~1', '/').replaceAll('~0', '~')
+      ]
+    : value;
+}
+
 /** A body schema's properties, through one `$ref` into the tool's `$defs` (how the catalog shares schemas). */
 function bodyProperties(schema: Record<string, unknown>, body: unknown): Record<string, unknown> {
-  if (!body || typeof body !== 'object') return {};
-  const ref = (body as { $ref?: unknown }).$ref;
-  const target =
-    typeof ref === 'string' && ref.startsWith('#/$defs/')
-      ? (schema.$defs as Record<string, unknown> | undefined)?.[
-          ref.slice('#/$defs/'.length).replaceAll('~1', '/').replaceAll('~0', '~')
-        ]
-      : body;
-  const properties = (target as { properties?: unknown } | undefined)?.properties;
+  const properties = (defined(schema, body) as { properties?: unknown } | undefined)?.properties;
   return properties && typeof properties === 'object' ? (properties as Record<string, unknown>) : {};
 }
 
@@ -257,8 +348,18 @@ export interface Segment {
   readonly appTermIds: readonly number[];
   /** Per doc: 1 when its path ends in a literal segment (a collection), else 0. */
   readonly collections: Uint8Array;
+  /** The postings of what each tool answers, kept apart: rank.ts reads them for questions only. */
+  readonly answers: Postings;
   /** Lower-case tool name → doc, for exact matches; built on first use. */
   byName?: Map<string, number>;
+}
+
+/** Postings of a field kept apart, as the segment's own: term ids ascending, offsets, docs, weights. */
+export interface Postings {
+  readonly termIds: Int32Array;
+  readonly offsets: Uint32Array;
+  readonly docs: Uint32Array;
+  readonly weights: Float32Array;
 }
 
 /** Term ids shared by every segment of a process, and how many documents hold each term. */
@@ -280,28 +381,13 @@ export function openSegment(appId: string, text: string, vocabulary: Vocabulary)
     !Array.isArray(stored.postings) ||
     !Array.isArray(stored.nameSizes) ||
     !Array.isArray(stored.app) ||
-    !Array.isArray(stored.collections)
+    !Array.isArray(stored.collections) ||
+    !Array.isArray(stored.answerTerms) ||
+    !Array.isArray(stored.answerPostings)
   )
     return null;
-  const order = stored.terms.map((word, index) => ({ id: vocabulary.idOf(word), index }));
-  order.sort((a, b) => a.id - b.id);
-  const total = stored.postings.reduce((sum, list) => sum + list.length / 2, 0);
-  const termIds = new Int32Array(order.length);
-  const offsets = new Uint32Array(order.length + 1);
-  const docs = new Uint32Array(total);
-  const weights = new Float32Array(total);
-  let at = 0;
-  order.forEach(({ id, index }, position) => {
-    termIds[position] = id;
-    offsets[position] = at;
-    const list = stored.postings[index] as number[];
-    for (let i = 0; i < list.length; i += 2) {
-      docs[at] = list[i] as number;
-      weights[at] = (list[i + 1] as number) / 1000;
-      at += 1;
-    }
-  });
-  offsets[order.length] = at;
+  const { termIds, offsets, docs, weights } = openPostings(stored.terms, stored.postings, vocabulary);
+  const answers = openPostings(stored.answerTerms, stored.answerPostings, vocabulary);
   const nameSizes = Uint8Array.from(stored.nameSizes, (size) => Math.min(255, size));
   const appTermIds = stored.app.map((word) => vocabulary.idOf(word));
   const collections = new Uint8Array(stored.names.length);
@@ -317,11 +403,40 @@ export function openSegment(appId: string, text: string, vocabulary: Vocabulary)
     nameSizes,
     appTermIds,
     collections,
+    answers,
   };
 }
 
-/** Where term `id`'s postings are in a segment, or -1. */
-export function findTerm(segment: Segment, id: number): number {
+/** Stored terms and postings → typed arrays, the terms as vocabulary ids, ascending. */
+function openPostings(
+  words: readonly string[],
+  lists: readonly number[][],
+  vocabulary: Vocabulary,
+): Postings {
+  const order = words.map((word, index) => ({ id: vocabulary.idOf(word), index }));
+  order.sort((a, b) => a.id - b.id);
+  const total = lists.reduce((sum, list) => sum + list.length / 2, 0);
+  const termIds = new Int32Array(order.length);
+  const offsets = new Uint32Array(order.length + 1);
+  const docs = new Uint32Array(total);
+  const weights = new Float32Array(total);
+  let at = 0;
+  order.forEach(({ id, index }, position) => {
+    termIds[position] = id;
+    offsets[position] = at;
+    const list = lists[index] as number[];
+    for (let i = 0; i < list.length; i += 2) {
+      docs[at] = list[i] as number;
+      weights[at] = (list[i + 1] as number) / 1000;
+      at += 1;
+    }
+  });
+  offsets[order.length] = at;
+  return { termIds, offsets, docs, weights };
+}
+
+/** Where term `id`'s postings are in a segment (or in a field kept apart), or -1. */
+export function findTerm(segment: Postings, id: number): number {
   const ids = segment.termIds;
   let low = 0;
   let high = ids.length - 1;

@@ -143,6 +143,23 @@ describe('text analysis', () => {
     expect(many('show the invoice, the numbers look wrong')).toBe(false);
   });
 
+  it('tells a question, which asks about an answer, from a task that acts', () => {
+    const question = (text: string) => readQuery(text).question;
+    expect(question('is Karen online right now')).toBe(true);
+    expect(question('how much storage am I using')).toBe(true);
+    expect(question('Karen is online?')).toBe(true);
+    // Reading actions are a question's own ("which", "show", "list").
+    expect(question('can you show me the unpaid invoices?')).toBe(true);
+    // Every action word counts, adjectives too ("open" creates): the rule errs toward acting.
+    expect(question('can you show me the open invoices?')).toBe(false);
+    // An action that changes something is no question, however it is asked.
+    expect(question('can you delete the old branch?')).toBe(false);
+    expect(question('could you create a webhook')).toBe(false);
+    // An imperative is no question, even one that reads.
+    expect(question('list the open invoices')).toBe(false);
+    expect(question('set Karen online')).toBe(false);
+  });
+
   it('reads at most a bounded number of words from a huge task', () => {
     const huge = Array.from(
       { length: 5_000 },
@@ -351,5 +368,59 @@ describe('ranking', () => {
     expect(rank(vocabulary, segments, readQuery('a reaction'), 1)[0]?.score).toBeGreaterThan(
       rank(vocabulary, segments, readQuery('smiley'), 1)[0]?.score ?? 1,
     );
+  });
+
+  it('reaches a tool through the fields of what it answers, for a question only', () => {
+    const answering = (name: string, method: string, summary: string, answers: string[]): SearchableTool => ({
+      ...tool(name, method, `/${name}`, summary),
+      answers,
+    });
+    const { vocabulary, segments } = index({
+      chat: [
+        answering('users_info', 'GET', 'Gets information about a user', ['ok', 'user']),
+        answering('users_getPresence', 'GET', 'Gets user presence information', ['ok', 'presence', 'online']),
+        answering('users_setPresence', 'POST', 'Manually sets user presence', ['ok']),
+      ],
+    });
+    const names = (text: string) => rank(vocabulary, segments, readQuery(text), 3).map((hit) => hit.name);
+    // No tool's own words say "online": its answer does, and a question asks for it.
+    expect(names('is Karen online right now?')).toEqual(['users_getPresence']);
+    // An imperative acts: the fields a tool answers say nothing of what it does (a resource's
+    // create, update and read tools answer the same object), so they are not read.
+    expect(names('set Karen online')).toEqual(['users_setPresence']);
+    // The answer's fields are postings of their own: they leave the tools' other words as they were.
+    expect(vocabulary.lookup(readQuery('online'))).toEqual([]);
+  });
+
+  it('reads the values a tool’s parameters and body allow, but not code lists or HTTP methods', () => {
+    const taking = (name: string, summary: string, properties: Record<string, unknown>): SearchableTool => ({
+      ...tool(name, 'GET', `/${name}`, summary),
+      parametersSchema: {
+        type: 'object',
+        properties,
+        $defs: { filter: { type: 'object', properties: { mood: { enum: ['cheerful', 'gloomy'] } } } },
+      },
+    });
+    const { vocabulary, segments } = index({
+      boards: [
+        taking('boards_list', 'List boards', { filter: { type: 'string', enum: ['open', 'archived'] } }),
+        taking('cards_list', 'List cards', { body: { $ref: '#/$defs/filter' } }),
+        taking('labels_list', 'List labels', {
+          color: { type: 'array', items: { enum: ['crimson', 'teal'] } },
+        }),
+        taking('hooks_list', 'List hooks', {
+          verb: { enum: ['GET', 'POST', 'DELETE'] },
+          country: { enum: Array.from({ length: 21 }, (_, i) => (i === 0 ? 'narnia' : `land${i}`)) },
+        }),
+      ],
+    });
+    const first = (text: string) => rank(vocabulary, segments, readQuery(text), 4)[0]?.name;
+    expect(first('show the archived ones')).toBe('boards_list');
+    expect(first('the gloomy ones')).toBe('cards_list');
+    expect(first('anything crimson')).toBe('labels_list');
+    // An enum of 21 values is a code list; an enum of methods would read as an action.
+    expect(first('anything in narnia')).toBeUndefined();
+    const held = (word: string) => vocabulary.df(vocabulary.idOf(term(word) as string));
+    expect([held('narnia'), held('post'), held('delete'), held('archived')]).toEqual([0, 0, 0, 1]);
   });
 });
