@@ -12,23 +12,18 @@ import type { ErrorBody } from '../../shared/errors.ts';
 import { HEADER } from '../../shared/headers.ts';
 import { requestProblem } from '../errors.ts';
 
-/** The contract's single-valued headers that Node joins when repeated, as the docs name them. */
-const SINGLE_VALUED: ReadonlyArray<readonly [string, string]> = [
-  [HEADER.clientId, 'X-Service-Client-Id'],
-  [HEADER.userId, 'X-Service-User-Id'],
-  [HEADER.appId, 'X-Service-App-Id'],
-  [HEADER.idempotencyKey, 'X-Service-Idempotency-Key'],
-];
+/** The contract's single-valued headers that Node joins when repeated. */
+const SINGLE_VALUED = [HEADER.clientId, HEADER.userId, HEADER.appId, HEADER.idempotencyKey];
 
 /** 400 invalid_request for the first of those headers sent more than once, else null. */
 export function repeatedHeader(req: IncomingMessage): ErrorBody<'invalid_request'> | null {
-  for (const [name, shown] of SINGLE_VALUED) {
+  for (const name of SINGLE_VALUED) {
     const value = req.headers[name];
     // Only a joined value holds a comma (or a value that has one of its own): the raw lines are
     // read only then, never on a plain call.
     if (typeof value !== 'string' || !value.includes(',')) continue;
     if (copies(req.rawHeaders, name) > 1)
-      return requestProblem(`${shown} was sent more than once; send it once.`);
+      return requestProblem(`${shown(name)} was sent more than once; send it once.`);
   }
   return null;
 }
@@ -38,4 +33,9 @@ function copies(raw: readonly string[], name: string): number {
   let count = 0;
   for (let i = 0; i < raw.length; i += 2) if (raw[i]?.toLowerCase() === name) count += 1;
   return count;
+}
+
+/** A header as the docs write it: `x-service-user-id` → `X-Service-User-Id`. */
+function shown(name: string): string {
+  return name.replace(/(^|-)[a-z]/g, (start) => start.toUpperCase());
 }
