@@ -151,13 +151,12 @@ export function buildSegment(tools: readonly SearchableTool[], app: SearchableAp
     }
     const inName = new Set(doc.name);
     for (const [word, tf] of weights) {
-      const saturated = (tf * (K1 + 1)) / (tf + K1);
       let list = postings.get(word);
       if (!list) {
         list = [];
         postings.set(word, list);
       }
-      const scaled = Math.max(1, Math.round(saturated * 1000));
+      const scaled = storedWeight(tf);
       list.push(index, inName.has(word) ? -scaled : scaled);
     }
   });
@@ -179,6 +178,11 @@ export function buildSegment(tools: readonly SearchableTool[], app: SearchableAp
   return JSON.stringify(stored);
 }
 
+/** A field-weighted term frequency as a posting stores it: saturated once (BM25), × 1000, at least 1. */
+function storedWeight(tf: number): number {
+  return Math.max(1, Math.round(((tf * (K1 + 1)) / (tf + K1)) * 1000));
+}
+
 /** The answer's field names as postings of their own: `[doc, saturated tf × 1000, …]` per word. */
 function answerPostings(tools: readonly SearchableTool[]): Map<string, number[]> {
   const documents = tools.map((tool) => terms((tool.answers ?? []).join(' ')));
@@ -193,7 +197,7 @@ function answerPostings(tools: readonly SearchableTool[]): Map<string, number[]>
     for (const word of words) counts.set(word, (counts.get(word) ?? 0) + norm);
     for (const [word, tf] of counts) {
       const list = postings.get(word) ?? [];
-      list.push(doc, Math.max(1, Math.round(((tf * (K1 + 1)) / (tf + K1)) * 1000)));
+      list.push(doc, storedWeight(tf));
       postings.set(word, list);
     }
   });
